@@ -1,0 +1,163 @@
+"""The ranking arms of a memsift search, as data.
+
+Each arm is one way of ranking the memories in scope: by the words they share with the query,
+by meaning, by when they happened, by how much they have been used. A search runs every arm
+whose inputs are present and fuses their rankings by weighted reciprocal rank fusion: a memory
+at rank ``r`` in an arm earns ``weight / (60 + r)`` from it, and the sums decide the order.
+
+Arms are records in a table rather than branches in code for three reasons. The SQL assembler
+folds over this table, so adding a fifth arm is one new entry and no other file changes. The
+preconditions are declared, not buried in ``if`` statements, so an arm whose input is missing
+(no query vector, no state plane, no query words) is dropped before any SQL is built and the
+search can say which arm it dropped and why. And the documentation reads this very table at
+build time, statically, so the reference page cannot drift from the SQL that runs.
+
+Rules for an entry: literal values only (the docs plugin reads them without running this
+module); ``sql`` is a SELECT yielding ``(path, rank)`` with rank 1 the best, filtered by the
+shared ``{scope}`` over the alias ``f`` (the ``files`` table) and cut at ``?2`` candidates; it
+may use ``?1`` (FTS5 query text) and ``?4`` (query vector) and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One ranking arm: how much it counts, what it needs, how it ranks (SQLite dialect)."""
+
+    name: str
+    weight: float
+    needs_query_vector: bool
+    needs_state_plane: bool
+    needs_query_terms: bool
+    prose: str
+    sql: str
+
+
+ARMS: tuple[Arm, ...] = (
+    Arm(
+        name="fts",
+        weight=1.0,
+        needs_query_vector=False,
+        needs_state_plane=False,
+        needs_query_terms=True,
+        prose="""
+The lexical arm finds memories that contain the query's words, through the FTS5 index over
+each file's title, body and tags (Porter stemming, so "rotates" finds "rotation"; diacritics
+folded). It ranks them by BM25, which rewards a rare word more than a common one and a match
+in a short memory more than the same match diluted in a long one. FTS5 reports BM25 as a
+negative number, more negative meaning more relevant, so the candidates are taken in
+ascending order of that score; a title match counts four times a body match.
+
+This is the arm that keeps exact facts exact: a port number, a person's name, an error code.
+The query never reaches FTS5 as typed. It is reduced to words, and the search first asks
+whether any memory in scope holds all of them; if one does, all words are required,
+otherwise any word will do, with common stop words left out.
+""",
+        sql="""
+SELECT path, row_number() OVER (ORDER BY score, path) AS rank
+FROM (
+    SELECT f.path AS path, bm25(files_fts, 4.0, 1.0, 2.0) AS score
+    FROM files_fts
+    JOIN files AS f ON f.id = files_fts.rowid
+    WHERE files_fts MATCH ?1 AND {scope}
+    ORDER BY score, f.path
+    LIMIT ?2
+)
+""",
+    ),
+    Arm(
+        name="vector",
+        weight=1.0,
+        needs_query_vector=True,
+        needs_state_plane=False,
+        needs_query_terms=False,
+        prose="""
+The semantic arm finds memories that mean what the query means even when they share no
+word with it ("the deploy broke" finds "release rolled back after errors"). Every chunk of
+every memory in scope is compared with the query's embedding by exact cosine distance, so
+no approximate index can miss a good memory. A long memory is split into several chunks;
+only its best chunk speaks for it, so a file is ranked once, by its closest passage, and
+length alone cannot earn it a place.
+
+This arm needs a query vector: it drops out when no embedding model is configured, when the
+caller asks for a lexical search, or when fewer than 95 % of the chunks in the index carry a
+vector from the configured model.
+""",
+        sql="""
+SELECT path, row_number() OVER (ORDER BY distance, path) AS rank
+FROM (
+    SELECT f.path AS path, min(vec_distance_cosine(e.vector, ?4)) AS distance
+    FROM chunks AS c
+    JOIN embeddings AS e ON e.hash = c.hash
+    JOIN files AS f ON f.id = c.file_id
+    WHERE {scope}
+    GROUP BY f.path
+    ORDER BY distance, f.path
+    LIMIT ?2
+)
+""",
+    ),
+    Arm(
+        name="recency",
+        weight=0.5,
+        needs_query_vector=False,
+        needs_state_plane=False,
+        needs_query_terms=False,
+        prose="""
+The recency arm prefers what happened last. A memory's moment is its `event_at` when the
+front matter gives one (when the remembered thing happened) and otherwise the file's last
+modification. It needs nothing from the query: it is a prior that breaks near-ties between
+relevant memories in favour of the newer one, which is usually the one still true.
+
+Its weight is half that of the query arms, so it reorders what the query found rather than
+outvoting it. The ordering is served by an index on the moment expression.
+""",
+        sql="""
+SELECT path, row_number() OVER (ORDER BY moment DESC, path) AS rank
+FROM (
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope}
+    ORDER BY moment DESC, f.path
+    LIMIT ?2
+)
+""",
+    ),
+    Arm(
+        name="salience",
+        weight=0.4,
+        needs_query_vector=False,
+        needs_state_plane=True,
+        needs_query_terms=False,
+        prose="""
+The salience arm prefers memories that have proved useful. Its score adds three things from
+the state plane: how recently the memory was read, decaying by a factor of e every 100
+hours; how often it was read, on a log scale so the hundredth read adds little; and its
+outcome score when positive, so memories reported as helpful rise while a bad outcome only
+withdraws the bonus instead of burying the memory.
+
+Tasks and person records get no rank here: they are looked up often by nature, and that
+traffic says nothing about whether they are worth surfacing for an unrelated query. The
+exclusion belongs to this arm alone; those memories still rank through the other arms. The
+arm drops out when the store has no state plane yet.
+""",
+        sql="""
+SELECT path, row_number() OVER (ORDER BY salience DESC, path) AS rank
+FROM (
+    SELECT f.path AS path,
+           exp(-0.01 * 24.0 * (julianday('now')
+                               - julianday(coalesce(a.last_accessed_at, f.updated_at))))
+           + ln(1 + coalesce(a.access_count, 0))
+           + max(coalesce(a.outcome_score, 0), 0) AS salience
+    FROM files AS f
+    LEFT JOIN state.access AS a ON a.path = f.path
+    WHERE {scope} AND coalesce(f.kind, '') NOT IN ('task', 'person')
+    ORDER BY salience DESC, f.path
+    LIMIT ?2
+)
+""",
+    ),
+)

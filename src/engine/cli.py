@@ -1,0 +1,363 @@
+"""The ``memsift`` command: thin glue between click and the engine's functions.
+
+Exit codes: 0 success, 1 no result where that matters (a search with no hits), 2 bad input or
+an unusable store, with one line saying what is wrong and what to do (``--debug`` adds the
+traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from engine import state as state_plane
+from engine.db import IndexMissing, open_index, read_meta
+from engine.embedder import EmbedderError
+from engine.indexer import index_store, pending_changes
+from engine.scope import ScopeError, ScopeSpec
+from engine.search import SearchResult, search
+from engine.store import Store, StoreError, open_store
+
+
+class UserError(click.ClickException):
+    """A one-line error for the user, exit code 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"memsift: {self.format_message()}", err=True)
+
+
+def fail(message: str) -> NoReturn:
+    raise UserError(message)
+
+
+@contextmanager
+def user_errors(debug: bool) -> Iterator[None]:
+    """Turn the engine's known errors into one-line messages; tracebacks only with --debug."""
+    try:
+        yield
+    except (StoreError, ScopeError, EmbedderError, IndexMissing, ValueError, OSError) as exc:
+        if debug:
+            traceback.print_exc()
+        fail(str(exc))
+
+
+def emit(data: object) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--store",
+    "store_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="MEMSIFT_STORE",
+    help="The memory store folder. Default: $MEMSIFT_STORE, else the current folder.",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, store_dir: Path | None, debug: bool) -> None:
+    """Search an AI agent's memory files: index a folder of Markdown/HTML memories, then search
+    it with one SQL statement that fuses full-text, semantic, recency and salience rankings."""
+    ctx.obj = {"store_dir": store_dir, "debug": debug}
+
+
+def get_store(ctx: click.Context) -> Store:
+    with user_errors(ctx.obj["debug"]):
+        return open_store(ctx.obj["store_dir"])
+
+
+def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callable[[], None]]:
+    """A progress line on stderr when it is a terminal; nothing when piped."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+
+    def show(phase: str, done: int, total: int) -> None:
+        label = "embedding chunks" if phase == "embed" else "indexing files"
+        amount = f"{done}/{total}" if total else f"{done}"
+        click.echo(f"\r{label}: {amount}   ", nl=False, err=True)
+
+    return show, lambda: click.echo("\r" + " " * 40 + "\r", nl=False, err=True)
+
+
+@cli.command()
+@click.option("--no-embed", is_flag=True, help="Index lexically only; no vectors are computed.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
+@click.pass_context
+def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
+    """Bring the index in step with the store's files (incremental).
+
+    Unchanged files cost nothing, changed ones are re-indexed, deleted ones disappear, and a
+    chunk whose text did not change is not embedded again. Files that cannot be used are
+    skipped with a reason and the run goes on.
+    """
+    store = get_store(ctx)
+    progress, done = terminal_progress()
+    with user_errors(ctx.obj["debug"]):
+        try:
+            report = index_store(store, embed=not no_embed, progress=progress)
+        finally:
+            done()
+    if as_json:
+        emit(report.summary())
+        return
+    click.echo(
+        f"indexed {len(report.indexed)}, unchanged {report.unchanged}, "
+        f"removed {len(report.removed)}, skipped {len(report.skipped)}, "
+        f"embedded {report.embedded} chunk(s)"
+    )
+    for path, reason in report.skipped:
+        click.echo(f"  skipped {path}: {reason}")
+
+
+def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--kind",
+            "kinds",
+            multiple=True,
+            help="Only memories of this kind (repeatable: any of them).",
+        ),
+        click.option(
+            "--tag",
+            "tags",
+            multiple=True,
+            help="Only memories with this tag (repeatable: all of them).",
+        ),
+        click.option("--path-prefix", help="Only memories whose path starts with this text."),
+        click.option("--since", help="Only memories whose event time is on/after this date."),
+        click.option("--until", help="Only memories whose event time is on/before this date."),
+        click.option("--include-archived", is_flag=True, help="Include archived memories."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@cli.command(name="search")
+@click.argument("query")
+@click.option(
+    "--limit",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="How many hits to return.",
+)
+@scope_options
+@click.option("--no-vector", is_flag=True, help="Lexical search: skip the semantic arm.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show each arm's rank and contribution per hit, and the SQL with its values.",
+)
+@click.pass_context
+def search_command(
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    kinds: tuple[str, ...],
+    tags: tuple[str, ...],
+    path_prefix: str | None,
+    since: str | None,
+    until: str | None,
+    include_archived: bool,
+    no_vector: bool,
+    as_json: bool,
+    explain: bool,
+) -> None:
+    """Search the store. Exit code 1 when nothing is found."""
+    store = get_store(ctx)
+    spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
+    with user_errors(ctx.obj["debug"]):
+        result = search(store, query, limit=limit, scope=spec, use_vector=not no_vector)
+    if as_json:
+        emit(result.to_json(explain=explain))
+    else:
+        print_result(result, explain)
+    if not result.hits:
+        ctx.exit(1)
+
+
+def print_result(result: SearchResult, explain: bool) -> None:
+    for number, hit in enumerate(result.hits, 1):
+        click.echo(click.style(f"{number:>2}. {hit.title}", bold=True) + f"  [{hit.path}]")
+        click.echo(f"    {styled_snippet(hit.snippet)}")
+        if explain:
+            parts = [
+                f"{name} #{arm.rank} +{arm.contribution:.5f}" for name, arm in hit.arms.items()
+            ]
+            click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
+    if not result.hits:
+        click.echo("no results" + (" (the scope holds no memories)" if result.empty_scope else ""))
+    status = f"arms: {', '.join(result.arms_fired) or 'none'}"
+    if result.fts_form:
+        status += f"; fts form: {result.fts_form}"
+    for name, why in result.arms_dropped.items():
+        status += f"; {name} dropped: {why}"
+    if result.degraded:
+        status += "; DEGRADED"
+    click.echo(click.style(status, dim=True), err=True)
+    for note in result.notes:
+        click.echo(click.style(f"note: {note}", dim=True), err=True)
+    if explain and result.sql:
+        click.echo("\n-- SQL (bind these values in order: ?1, ?2, ...)")
+        click.echo(result.sql)
+        from engine.search import shown_param
+
+        click.echo(
+            "-- values: " + json.dumps([shown_param(p) for p in result.params], ensure_ascii=False)
+        )
+
+
+def styled_snippet(snippet: str) -> str:
+    """Render **word** marks as bold on a terminal (click strips styles when piped)."""
+    parts = snippet.split("**")
+    return "".join(click.style(p, bold=True) if i % 2 else p for i, p in enumerate(parts))
+
+
+def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
+    """A memory path given relative to the store (or the current folder) as (key, file)."""
+    candidate = Path(given)
+    full = candidate if candidate.is_absolute() else store.root / candidate
+    if not full.exists() and (Path.cwd() / candidate).exists():
+        full = Path.cwd() / candidate
+    full = full.resolve()
+    try:
+        key = full.relative_to(store.root).as_posix()
+    except ValueError:
+        fail(f"{given}: not inside the store {store.root}; give a path relative to the store")
+    if not full.is_file():
+        fail(f"{given}: no such memory in the store; `memsift search` lists paths")
+    return key, full
+
+
+def content_hash_of(store: Store, key: str) -> str | None:
+    try:
+        conn = open_index(store.index_path)
+    except IndexMissing:
+        return None
+    try:
+        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (key,)).fetchone()
+        return row[0] if row else None
+    finally:
+        conn.close()
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print the memory and its access record.")
+@click.pass_context
+def read(ctx: click.Context, path: str, as_json: bool) -> None:
+    """Print a memory and record the access in the state plane."""
+    store = get_store(ctx)
+    key, full = resolve_memory(store, path)
+    with user_errors(ctx.obj["debug"]):
+        text = full.read_text(encoding="utf-8", errors="replace")
+        access = state_plane.record_access(store, key, content_hash_of(store, key))
+    if as_json:
+        emit(
+            {
+                "path": key,
+                "text": text,
+                "access_count": access.access_count,
+                "last_accessed_at": access.last_accessed_at,
+                "outcome_score": access.outcome_score,
+            }
+        )
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@cli.command()
+@click.argument("path")
+@click.option(
+    "--outcome",
+    type=click.Choice(["1", "-1", "+1"]),
+    required=True,
+    help="1 if the memory helped, -1 if it misled.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the updated record as JSON.")
+@click.pass_context
+def reinforce(ctx: click.Context, path: str, outcome: str, as_json: bool) -> None:
+    """Fold an outcome into a memory's score (a moving average kept in [-1, 1])."""
+    store = get_store(ctx)
+    key, _ = resolve_memory(store, path)
+    with user_errors(ctx.obj["debug"]):
+        access = state_plane.reinforce(store, key, int(outcome), content_hash_of(store, key))
+    if as_json:
+        emit(
+            {
+                "path": key,
+                "outcome_score": access.outcome_score,
+                "access_count": access.access_count,
+            }
+        )
+    else:
+        click.echo(f"{key}: outcome score {access.outcome_score:+.3f}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show what the index holds and whether files changed since the last run."""
+    store = get_store(ctx)
+    with user_errors(ctx.obj["debug"]):
+        info = store_status(store)
+    if as_json:
+        emit(info)
+        return
+    for key, value in info.items():
+        click.echo(f"{key:>17}: {value}")
+
+
+def store_status(store: Store) -> dict[str, object]:
+    config = store.config()
+    conn = open_index(store.index_path)
+    try:
+        (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
+        model = config.model
+        chunks, embedded = conn.execute(
+            "SELECT count(*), count(e.hash) FROM chunks AS c "
+            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+            (model or "",),
+        ).fetchone()
+        dim = conn.execute(
+            "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
+        ).fetchone()
+        changes = pending_changes(store, conn)
+        complete = read_meta(conn, "complete") == "1"
+        indexed_at = read_meta(conn, "indexed_at")
+    finally:
+        conn.close()
+    known = set(state_plane.state_paths(store))
+    return {
+        "store": str(store.root),
+        "files": files,
+        "chunks": chunks,
+        "embedded_chunks": embedded,
+        "vector_coverage": round(embedded / chunks, 4) if chunks else None,
+        "model": model,
+        "dimension": dim[0] if dim else None,
+        "index_db": str(store.index_path),
+        "state_db": str(store.state_path) if store.state_path.exists() else None,
+        "state_rows": len(known),
+        "indexed_at": indexed_at,
+        "last_run_complete": complete,
+        "changed_since_index": any(changes.values()) or not complete,
+        "changes": changes,
+    }
+
+
+def main() -> None:
+    """Console entry point."""
+    cli(prog_name="memsift")

@@ -1,0 +1,336 @@
+"""Bring ``index.db`` in step with the files of a store, doing as little work as possible.
+
+A run has three passes, each committed in small transactions so a killed run leaves a
+consistent index that the next run completes:
+
+1. scan: walk the store; a file whose size and mtime match the index is not even read, one
+   whose content hash matches is unchanged, anything else is parsed and written with its chunks;
+   files gone from the store are removed (their chunks cascade, FTS follows by trigger);
+2. embed: every chunk without a vector for the configured model gets one. Vectors are keyed by
+   the hash of the embedded text, so an unchanged chunk is never embedded twice, a renamed file
+   costs nothing, and switching models re-embeds without ever mixing two models' vectors;
+3. tidy: vectors no chunk uses are dropped and the coverage figures are recorded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+
+import apsw
+
+from engine import state as state_plane
+from engine.chunking import chunk_text
+from engine.db import open_index, read_meta, write_meta
+from engine.embedder import Embedder, make_embedder, to_blob
+from engine.memory import Memory, Skip, parse_memory
+from engine.store import Store, walk
+
+#: ``progress(phase, done, total)``; phase is "scan" or "embed".
+Progress = Callable[[str, int, int], None]
+
+WRITE_BATCH = 64
+EMBED_BATCH = 128
+
+
+@dataclass
+class IndexReport:
+    """What a run did, in the shape ``memsift index --json`` prints."""
+
+    indexed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    embedded: int = 0
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "indexed": len(self.indexed),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "embedded": self.embedded,
+        }
+
+
+@dataclass(frozen=True)
+class Parsed:
+    key: str
+    memory: Memory
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+def utc_from_ns(mtime_ns: int) -> str:
+    moment = dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def embed_text(title: str, chunk: str) -> str:
+    """What the model reads for a chunk: the title gives a fragment its subject."""
+    return f"{title}\n{chunk}" if title else chunk
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def index_store(
+    store: Store,
+    *,
+    embed: bool = True,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Index ``store`` incrementally and return what changed.
+
+    ``embedder`` overrides the configured model (tests, other backends); ``embed=False`` indexes
+    lexically only and leaves existing vectors alone.
+    """
+    config = store.config()
+    if embed and embedder is None:
+        embedder = make_embedder(config.model)
+    if not embed:
+        embedder = None
+    report = IndexReport()
+    conn = open_index(store.index_path, create=True)
+    try:
+        with conn:
+            write_meta(conn, "complete", 0)
+        known = {
+            path: (file_id, content_hash, size, mtime_ns)
+            for path, file_id, content_hash, size, mtime_ns in conn.execute(
+                "SELECT path, id, content_hash, size, mtime_ns FROM files"
+            )
+        }
+        seen: set[str] = set()
+        changed = scan(store, config.max_file_bytes, known, seen, report)
+        total = 0
+        for batch in batched(changed, WRITE_BATCH):
+            write_files(conn, batch)
+            report.indexed.extend(p.key for p in batch)
+            total += len(batch)
+            if progress:
+                progress("scan", total, 0)
+        gone = sorted(set(known) - seen)
+        if gone:
+            moved_hashes = {known[path][1]: path for path in gone}
+            with conn:
+                conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
+            report.removed = gone
+            report.renamed = find_renames(conn, moved_hashes, report.indexed)
+            if report.renamed and store.state_path.exists():
+                state_plane.follow_renames(store, report.renamed)
+        if embedder is not None:
+            report.embedded = fill_vectors(conn, embedder, progress)
+        with conn:
+            if embedder is not None:
+                conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+            record_coverage(
+                conn,
+                embedder.name if embedder else read_meta(conn, "model"),
+                embedder.dim if embedder else None,
+            )
+            write_meta(conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+            write_meta(conn, "complete", 1)
+    finally:
+        conn.close()
+    return report
+
+
+def scan(
+    store: Store,
+    max_bytes: int,
+    known: dict[str, tuple[int, str, int, int]],
+    seen: set[str],
+    report: IndexReport,
+) -> Iterator[Parsed]:
+    """Yield the files that need writing; count unchanged ones and record skips as it goes."""
+    for candidate in walk(store):
+        if candidate.skip:
+            report.skipped.append((candidate.key, candidate.skip))
+            continue
+        try:
+            info = candidate.path.stat()
+        except OSError as exc:
+            report.skipped.append((candidate.key, f"cannot stat: {exc.strerror}"))
+            continue
+        if info.st_size > max_bytes:
+            report.skipped.append(
+                (
+                    candidate.key,
+                    f"{info.st_size} bytes is over the {max_bytes}-byte limit "
+                    "([limits] max_file_bytes in .memsift/config.toml)",
+                )
+            )
+            continue
+        stored = known.get(candidate.key)
+        if stored and stored[2] == info.st_size and stored[3] == info.st_mtime_ns:
+            seen.add(candidate.key)
+            report.unchanged += 1
+            continue
+        try:
+            data = candidate.path.read_bytes()
+        except OSError as exc:
+            report.skipped.append((candidate.key, f"cannot read: {exc.strerror}"))
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if stored and stored[1] == digest:
+            seen.add(candidate.key)
+            report.unchanged += 1
+            continue
+        try:
+            memory = parse_memory(candidate.key, data)
+        except Skip as skip:
+            report.skipped.append((candidate.key, skip.reason))
+            continue
+        seen.add(candidate.key)
+        yield Parsed(candidate.key, memory, digest, info.st_size, info.st_mtime_ns)
+
+
+def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
+    """Upsert a batch of files and replace their chunks, in one transaction."""
+    with conn:
+        for item in batch:
+            m = item.memory
+            (file_id,) = conn.execute(
+                """
+                INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived,
+                                  content_hash, size, mtime_ns, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(path) DO UPDATE SET
+                    title = excluded.title, kind = excluded.kind, event_at = excluded.event_at,
+                    updated_at = excluded.updated_at, tags = excluded.tags,
+                    archived = excluded.archived, content_hash = excluded.content_hash,
+                    size = excluded.size, mtime_ns = excluded.mtime_ns, body = excluded.body
+                RETURNING id
+                """,
+                (
+                    item.key,
+                    m.title,
+                    m.kind,
+                    m.event_at,
+                    utc_from_ns(item.mtime_ns),
+                    json.dumps(list(m.tags), ensure_ascii=False),
+                    int(m.archived),
+                    item.content_hash,
+                    item.size,
+                    item.mtime_ns,
+                    m.body,
+                ),
+            ).fetchone()
+            conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+            conn.executemany(
+                "INSERT INTO chunks(file_id, seq, text, hash) VALUES (?, ?, ?, ?)",
+                [
+                    (file_id, seq, chunk, text_hash(embed_text(m.title, chunk)))
+                    for seq, chunk in enumerate(chunk_text(m.body) or [m.title])
+                ],
+            )
+
+
+def find_renames(
+    conn: apsw.Connection, gone_hashes: dict[str, str], indexed: list[str]
+) -> list[tuple[str, str]]:
+    """(old, new) pairs where a removed file's exact content reappeared under a new path."""
+    if not indexed:
+        return []
+    pairs = []
+    for new_path in indexed:
+        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (new_path,)).fetchone()
+        if row and row[0] in gone_hashes:
+            pairs.append((gone_hashes.pop(row[0]), new_path))
+    return pairs
+
+
+def fill_vectors(
+    conn: apsw.Connection, embedder: Embedder, progress: Progress | None = None
+) -> int:
+    """Embed every chunk text that has no vector for ``embedder``; return how many were made."""
+    with conn:
+        conn.execute(
+            "DELETE FROM embeddings WHERE model != ? OR dim != ?", (embedder.name, embedder.dim)
+        )
+    missing = conn.execute(
+        """
+        SELECT c.hash, f.title, c.text
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        LEFT JOIN embeddings AS e ON e.hash = c.hash
+        WHERE e.hash IS NULL
+        GROUP BY c.hash
+        """
+    ).fetchall()
+    done = 0
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
+        vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
+        with conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
+                [
+                    (digest, embedder.name, embedder.dim, to_blob(vector))
+                    for (digest, _, _), vector in zip(batch, vectors, strict=True)
+                ],
+            )
+        done += len(batch)
+        if progress:
+            progress("embed", done, len(missing))
+    return done
+
+
+def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None) -> None:
+    """Store chunk and vector counts so a search can judge the vector plane without counting."""
+    chunks, embedded = conn.execute(
+        "SELECT count(*), count(e.hash) FROM chunks AS c "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+        (model or "",),
+    ).fetchone()
+    write_meta(conn, "chunks", chunks)
+    write_meta(conn, "embedded_chunks", embedded)
+    if model:
+        write_meta(conn, "model", model)
+    if dim:
+        write_meta(conn, "dim", dim)
+
+
+def store_fingerprint(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime_ns) as indexed, to tell cheaply whether files changed since."""
+    return {
+        path: (size, mtime_ns)
+        for path, size, mtime_ns in conn.execute("SELECT path, size, mtime_ns FROM files")
+    }
+
+
+def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
+    """Count files added, modified and removed since the last run, from stat() alone."""
+    indexed = store_fingerprint(conn)
+    added = modified = 0
+    present: set[str] = set()
+    for candidate in walk(store):
+        if candidate.skip:
+            continue
+        present.add(candidate.key)
+        try:
+            info = os.stat(candidate.path)
+        except OSError:
+            continue
+        stored = indexed.get(candidate.key)
+        if stored is None:
+            added += 1
+        elif stored != (info.st_size, info.st_mtime_ns):
+            modified += 1
+    removed = len(set(indexed) - present)
+    return {"added": added, "modified": modified, "removed": removed}

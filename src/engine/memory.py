@@ -1,0 +1,292 @@
+"""One memory file in, one normalised record out.
+
+Parsing is pure (bytes and a path in, a :class:`Memory` or a :class:`Skip` out) so that every
+odd file a user can put in a store is a unit test, and the indexer never has to guess why a
+file failed: the reason travels with the skip and ends up in the run's summary.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import PurePosixPath
+
+import yaml
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+MEMORY_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES
+
+#: Front matter larger than this is refused before YAML sees it (hostile anchors, pasted logs).
+MAX_FRONT_MATTER_BYTES = 64 * 1024
+KNOWN_FIELDS = ("title", "kind", "event_at", "tags", "archived")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What the index stores about one file, before chunking."""
+
+    title: str
+    kind: str | None
+    event_at: str | None  # "YYYY-MM-DD HH:MM:SS", UTC: sorts as text, julianday() reads it
+    tags: tuple[str, ...]
+    archived: bool
+    body: str
+    warnings: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class Skip(Exception):
+    """A file the indexer leaves out, with a reason a user can act on."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def parse_memory(path: str, data: bytes) -> Memory:
+    """Parse one memory file's bytes; raise :class:`Skip` with a reason when it cannot be used."""
+    if b"\x00" in data[:8192]:
+        raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise Skip(
+            f"not valid UTF-8 at line {line} (byte {exc.start}); re-save the file as UTF-8"
+        ) from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    suffix = PurePosixPath(path).suffix.lower()
+    fields, body, _ = split_front_matter(text)
+    if suffix in HTML_SUFFIXES:
+        page = extract_html(body)
+        html_fields = {k: v for k, v in page.meta.items() if k in KNOWN_FIELDS}
+        if page.title and "title" not in html_fields:
+            html_fields["title"] = page.title
+        fields = {**html_fields, **fields}
+        body = page.text
+        heading = page.first_heading
+    else:
+        heading = first_markdown_heading(body)
+    return normalise(path, fields, body, heading, text)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, object], str, int]:
+    """Split ``---`` YAML front matter from the body; return (fields, body, body's first line)."""
+    if not text.startswith("---\n") and text.rstrip("\n") != "---":
+        return {}, text, 1
+    end = re.search(r"^(---|\.\.\.)[ \t]*$", text[4:], flags=re.MULTILINE)
+    if end is None:
+        raise Skip("front matter opened with '---' on line 1 is never closed; add a '---' line")
+    raw = text[4 : 4 + end.start()]
+    if len(raw.encode("utf-8")) > MAX_FRONT_MATTER_BYTES:
+        raise Skip(f"front matter is over {MAX_FRONT_MATTER_BYTES // 1024} KiB; keep it to fields")
+    body = text[4 + end.end() :].lstrip("\n")
+    body_line = text[: 4 + end.end()].count("\n") + 2
+    try:
+        loaded = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 2}" if mark is not None else "front matter"
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise Skip(f"front matter is not valid YAML at {where}: {problem}") from None
+    except RecursionError:
+        raise Skip("front matter nests too deeply to be metadata") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # PyYAML raises these for well-formed but impossible scalars, e.g. 2026-13-45.
+        raise Skip(f"front matter holds a value YAML cannot build: {exc}") from None
+    if loaded is None:
+        loaded = {}
+    if not isinstance(loaded, dict):
+        raise Skip(f"front matter must be a mapping of fields, got a YAML {type(loaded).__name__}")
+    return {str(k): v for k, v in loaded.items()}, body, body_line
+
+
+def normalise(
+    path: str, fields: dict[str, object], body: str, heading: str | None, text: str
+) -> Memory:
+    """Check and normalise the known fields; unknown fields are kept out of the index."""
+    title = fields.get("title")
+    if title is not None and not isinstance(title, str | int | float):
+        raise Skip(f"title{field_line(text, 'title')} must be text, got a {type(title).__name__}")
+    title_text = str(title).strip() if title is not None else ""
+    if not title_text:
+        title_text = heading or PurePosixPath(path).stem
+    kind = fields.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        raise Skip(f"kind{field_line(text, 'kind')} must be text, got a {type(kind).__name__}")
+    kind_text = kind.strip().lower() or None if isinstance(kind, str) else None
+    return Memory(
+        title=" ".join(title_text.split())[:500],
+        kind=kind_text,
+        event_at=parse_event_at(fields.get("event_at"), field_line(text, "event_at")),
+        tags=parse_tags(fields.get("tags"), field_line(text, "tags")),
+        archived=parse_bool(fields.get("archived"), field_line(text, "archived")),
+        body=body.strip(),
+    )
+
+
+def field_line(text: str, name: str) -> str:
+    """' (line N)' for a front matter field, so a skip reason points at the line to fix."""
+    match = re.search(rf"^{re.escape(name)}\s*:", text, flags=re.MULTILINE)
+    return f" (line {text[: match.start()].count(chr(10)) + 1})" if match else ""
+
+
+def parse_event_at(value: object, where: str = "") -> str | None:
+    """Normalise a date or datetime (YAML-typed or ISO 8601 text) to UTC 'YYYY-MM-DD HH:MM:SS'."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        moment = parse_iso(value)
+        if moment is None:
+            raise Skip(
+                f"event_at{where} {value[:40]!r} is not an ISO 8601 date; "
+                "write it like 2026-10-03 or 2026-10-03T14:20:00Z"
+            )
+    else:
+        raise Skip(f"event_at{where} must be a date, got a {type(value).__name__}")
+    return format_utc(moment)
+
+
+def parse_iso(text: str) -> dt.datetime | None:
+    """Parse ISO 8601 text (date, or datetime with optional Z/offset); None if it is not one."""
+    text = text.strip()
+    try:
+        if len(text) == 10:
+            day = dt.date.fromisoformat(text)
+            return dt.datetime(day.year, day.month, day.day)
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def format_utc(moment: dt.datetime) -> str:
+    """The one text form of a moment in the index: naive datetimes are taken as UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def parse_tags(value: object, where: str = "") -> tuple[str, ...]:
+    """Tags as a YAML list or a comma-separated string; lower-cased, de-duplicated, in order."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items: list[object] = list(value.split(","))
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise Skip(f"tags{where} must be a list or comma-separated text")
+    tags: list[str] = []
+    for item in items:
+        if not isinstance(item, str | int | float) or isinstance(item, bool):
+            raise Skip(f"tags{where} must hold text, got a {type(item).__name__}")
+        tag = str(item).strip().lower()
+        if tag and tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
+
+
+def parse_bool(value: object, where: str = "") -> bool:
+    """``archived`` as a YAML boolean or yes/no/true/false text."""
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "yes", "1", "false", "no", "0"}:
+        return value.strip().lower() in {"true", "yes", "1"}
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise Skip(f"archived{where} must be true or false, got {str(value)[:20]!r}")
+
+
+def first_markdown_heading(body: str) -> str | None:
+    """The text of the first ATX heading ('# Title'), the usual title of a note without one."""
+    match = re.search(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", body, flags=re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+@dataclass
+class HtmlPage:
+    """Text and metadata pulled out of an HTML memory."""
+
+    text: str
+    title: str | None
+    first_heading: str | None
+    meta: dict[str, str]
+
+
+BLOCK_TAGS = frozenset(
+    "p div br li ul ol h1 h2 h3 h4 h5 h6 pre table tr section article header footer "
+    "blockquote hr dt dd".split()
+)
+HIDDEN_TAGS = frozenset({"script", "style", "template", "noscript", "head"})
+
+
+class _TextExtractor(HTMLParser):
+    """Collect visible text, the <title>, the first heading and <meta name content> pairs."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+        self.in_title = False
+        self.title: list[str] = []
+        self.heading: list[str] | None = None
+        self.heading_done = False
+        self.meta: dict[str, str] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "meta":
+            found = dict(attrs)
+            name, content = found.get("name"), found.get("content")
+            if name and content is not None:
+                self.meta[name.strip().lower()] = content
+            return
+        if tag == "title":
+            self.in_title = True
+        elif tag in HIDDEN_TAGS:
+            self.hidden += 1
+        elif tag in {"h1", "h2"} and not self.heading_done and self.heading is None:
+            self.heading = []
+        if tag in BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self.in_title = False
+        elif tag in HIDDEN_TAGS:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in {"h1", "h2"} and self.heading is not None and not self.heading_done:
+            self.heading_done = True
+        if tag in BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.title.append(data)
+            return
+        if self.hidden:
+            return
+        if self.heading is not None and not self.heading_done:
+            self.heading.append(data)
+        self.parts.append(data)
+
+
+def extract_html(markup: str) -> HtmlPage:
+    """Visible text of an HTML document, paragraphs kept apart, scripts and styles dropped."""
+    parser = _TextExtractor()
+    parser.feed(markup)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).split("\n"))
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    title = " ".join("".join(parser.title).split()) or None
+    heading = " ".join("".join(parser.heading or []).split()) or None
+    return HtmlPage(text=text, title=title, first_heading=heading, meta=parser.meta)

@@ -1,0 +1,94 @@
+"""From whatever a user typed to FTS5 query text that cannot fail.
+
+User input never reaches ``MATCH`` raw: FTS5 has its own syntax (AND, OR, NOT, NEAR, column
+filters, ``*``, ``^``, parentheses) and raises on most malformed strings. The query is reduced
+to word tokens — runs of letters, marks and digits in any script — lower-cased; a balanced
+double-quoted span is kept together as a phrase. Every token is then written as a quoted FTS5
+string, so no operator character or keyword survives.
+
+Two forms are built: every term required (AND) and any term (OR, stop words dropped unless
+nothing else is left). The search asks a one-row probe which to bind.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+#: A query longer than this is cut; the result says so.
+MAX_TERMS = 32
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves s t don
+    """.split()
+)
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """The query's terms: each a tuple of words (more than one word: a phrase)."""
+
+    terms: tuple[tuple[str, ...], ...]
+    truncated: bool = False
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(word for term in self.terms for word in term)
+
+    def all_form(self) -> str | None:
+        """Every term required; None when there are no terms."""
+        return " AND ".join(quote(t) for t in self.terms) or None
+
+    def any_form(self) -> str | None:
+        """Any term suffices; stop words are dropped unless they are all there is."""
+        kept = [t for t in self.terms if len(t) > 1 or t[0] not in STOP_WORDS]
+        return " OR ".join(quote(t) for t in (kept or self.terms)) or None
+
+
+def quote(term: tuple[str, ...]) -> str:
+    """An FTS5 string (a phrase when several words). Words never hold quotes; see words_of."""
+    return '"' + " ".join(term) + '"'
+
+
+def is_word_char(char: str) -> bool:
+    """Letters, combining marks and digits of any script make up words."""
+    return unicodedata.category(char)[0] in "LMN"
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-cased word tokens; a token of marks alone (no letter or digit) is dropped."""
+    words: list[str] = []
+    current: list[str] = []
+    for char in text + " ":
+        if is_word_char(char):
+            current.append(char)
+            continue
+        if current:
+            word = "".join(current).lower()
+            if any(unicodedata.category(c)[0] in "LN" for c in word):
+                words.append(word)
+            current = []
+    return words
+
+
+def sanitize(text: str, max_terms: int = MAX_TERMS) -> QueryTerms:
+    """Reduce free text to terms. Quoted spans are phrases only when their quote is closed."""
+    parts = text.split('"')
+    if len(parts) % 2 == 0:  # an odd number of quotes: the last one is unbalanced, ignore it
+        parts[-2:] = [parts[-2] + " " + parts[-1]]
+    terms: list[tuple[str, ...]] = []
+    for index, part in enumerate(parts):
+        words = words_of(part)
+        if index % 2 == 1 and len(words) > 1:
+            terms.append(tuple(words[:max_terms]))
+        else:
+            terms.extend((word,) for word in words)
+    unique = list(dict.fromkeys(terms))
+    return QueryTerms(tuple(unique[:max_terms]), truncated=len(unique) > max_terms)

@@ -1,0 +1,323 @@
+"""Run one fused search and describe what happened.
+
+The work is one SQL statement (see :mod:`engine.assemble`); this module decides which inputs
+exist (query terms, a trustworthy vector plane, a state plane), picks the FTS form with a
+one-row probe, binds the numbered tuple, and turns rows into typed hits with snippets. Nothing
+is hidden: the result names the arms that fired, the arms dropped and why, the FTS form bound,
+and whether the search ran degraded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from engine.assemble import RRF_K, Available, assemble, bound_prefix
+from engine.db import open_index, read_meta
+from engine.embedder import Embedder, make_embedder, to_blob
+from engine.query import QueryTerms, sanitize
+from engine.scope import Scope, ScopeSpec, build_scope
+from engine.store import Store
+
+DEFAULT_LIMIT = 10
+CANDIDATE_LIMIT = 40
+MIN_VECTOR_COVERAGE = 0.95
+SNIPPET_CHARS = 300
+MAX_EMBED_QUERY_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class ArmHit:
+    rank: int
+    contribution: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    title: str
+    kind: str | None
+    event_at: str | None
+    score: float
+    snippet: str
+    arms: dict[str, ArmHit]
+
+
+@dataclass
+class SearchResult:
+    """Hits plus an honest account of how they were found."""
+
+    query: str
+    hits: list[Hit]
+    arms_fired: list[str]
+    arms_dropped: dict[str, str]
+    fts_form: str | None
+    degraded: bool
+    scope: str
+    empty_scope: bool = False
+    notes: list[str] = field(default_factory=list)
+    sql: str = ""
+    params: tuple[object, ...] = ()
+
+    def to_json(self, *, explain: bool = False) -> dict[str, object]:
+        out: dict[str, object] = {
+            "query": self.query,
+            "hits": [
+                {
+                    "path": h.path,
+                    "title": h.title,
+                    "kind": h.kind,
+                    "event_at": h.event_at,
+                    "score": h.score,
+                    "snippet": h.snippet,
+                    "arms": {
+                        name: {"rank": a.rank, "contribution": a.contribution}
+                        for name, a in h.arms.items()
+                    },
+                }
+                for h in self.hits
+            ],
+            "arms_fired": self.arms_fired,
+            "arms_dropped": self.arms_dropped,
+            "fts_form": self.fts_form,
+            "degraded": self.degraded,
+            "scope": self.scope,
+            "empty_scope": self.empty_scope,
+            "notes": self.notes,
+        }
+        if explain:
+            out["sql"] = self.sql
+            out["params"] = [shown_param(p) for p in self.params]
+        return out
+
+
+def shown_param(value: object) -> object:
+    """A bound value as printable JSON: the query vector becomes a short placeholder."""
+    if isinstance(value, bytes):
+        return f"<float32[{len(value) // 4}] query vector>"
+    return value
+
+
+def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:
+    """Why the stored vectors cannot serve this embedder's query vector, or None if they can."""
+    model = read_meta(conn, "model")
+    if model != embedder.name:
+        return (
+            f"index holds vectors of {model or 'no model'}, configured model is {embedder.name}; "
+            "run `memsift index`"
+        )
+    if read_meta(conn, "complete") == "1":
+        chunks = int(read_meta(conn, "chunks") or 0)
+        embedded = int(read_meta(conn, "embedded_chunks") or 0)
+    else:  # an interrupted run: count for real
+        chunks, embedded = conn.execute(
+            "SELECT count(*), count(e.hash) FROM chunks AS c "
+            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+            (embedder.name,),
+        ).fetchone()
+    coverage = embedded / chunks if chunks else 1.0
+    if coverage < MIN_VECTOR_COVERAGE:
+        return (
+            f"vector coverage {coverage:.2f} is below {MIN_VECTOR_COVERAGE}; "
+            "run `memsift index` (without --no-embed)"
+        )
+    return None
+
+
+def attach_state(conn: apsw.Connection, path: Path) -> bool:
+    """Attach ``state.db`` read-only as schema ``state``; False when there is none."""
+    if not path.exists():
+        return False
+    conn.execute("ATTACH DATABASE ? AS state", (path.as_uri() + "?mode=ro",))
+    return True
+
+
+def choose_fts_form(
+    conn: apsw.Connection, terms: QueryTerms, scope: Scope
+) -> tuple[str | None, str | None]:
+    """Bind the all-terms form when some memory in scope holds every term, else the any form."""
+    all_form, any_form = terms.all_form(), terms.any_form()
+    if all_form is None:
+        return None, None
+    if all_form == any_form:
+        return all_form, "all"
+    probe = (
+        "SELECT 1 FROM files_fts JOIN files AS f ON f.id = files_fts.rowid "
+        f"WHERE files_fts MATCH ?1 AND {scope.sql} LIMIT 1"
+    )
+    params = bound_prefix(probe, (all_form, None, None, None, *scope.values))
+    if conn.execute(probe, params).fetchone():
+        return all_form, "all"
+    return any_form, "any"
+
+
+def search(
+    store: Store,
+    query: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    scope: ScopeSpec | None = None,
+    use_vector: bool = True,
+    embedder: Embedder | None = None,
+    candidate_limit: int = CANDIDATE_LIMIT,
+    weights: dict[str, float] | None = None,
+) -> SearchResult:
+    """Search ``store`` for ``query``; see the module docstring for what the result reports.
+
+    ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
+    """
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    config = store.config()
+    spec = scope or ScopeSpec()
+    built = build_scope(spec)
+    terms = sanitize(query)
+    conn = open_index(store.index_path)
+    try:
+        drop_reasons: dict[str, str] = {}
+        expected_missing = False
+        vector: bytes | None = None
+        if not use_vector:
+            drop_reasons["vector"] = "lexical search requested (--no-vector)"
+        elif not query.strip():
+            drop_reasons["vector"] = "empty query"
+        else:
+            if embedder is None and config.model is not None:
+                embedder = make_embedder(config.model)
+            if embedder is None:
+                drop_reasons["vector"] = "no embedding model configured"
+                expected_missing = True
+            elif problem := vector_plane_problem(conn, embedder):
+                drop_reasons["vector"] = problem
+                expected_missing = True
+            else:
+                vector = to_blob(embedder.embed([query[:MAX_EMBED_QUERY_CHARS]])[0])
+        has_state = attach_state(conn, store.state_path)
+        if not has_state:
+            drop_reasons["salience"] = "no state plane yet (memsift read/reinforce creates it)"
+        match, form = choose_fts_form(conn, terms, built)
+        if match is None:
+            drop_reasons["fts"] = "no query terms (nothing searchable in the query text)"
+        assembly = assemble(
+            Available(
+                query_vector=vector is not None,
+                state_plane=has_state,
+                query_terms=match is not None,
+            ),
+            built.sql,
+            weights=weights if weights is not None else config.weights,
+        )
+        dropped = {name: drop_reasons.get(name, why) for name, why in assembly.dropped.items()}
+        result = SearchResult(
+            query=query,
+            hits=[],
+            arms_fired=[a.name for a in assembly.fired],
+            arms_dropped=dropped,
+            fts_form=form if "fts" not in dropped else None,
+            degraded=expected_missing,
+            scope=spec.describe(),
+        )
+        if terms.truncated:
+            result.notes.append(f"query cut to its first {len(terms.terms)} terms")
+        if not assembly.sql:
+            return result
+        full = (match, candidate_limit, limit, vector, *built.values)
+        params = bound_prefix(assembly.sql, full)
+        result.sql, result.params = assembly.sql, params
+        rows = conn.execute(assembly.sql, params).fetchall()
+        weight_of = {
+            a.name: (weights or config.weights).get(a.name, a.weight) for a in assembly.fired
+        }
+        result.hits = make_hits(conn, rows, assembly.fired, weight_of, terms, vector)
+        if not result.hits and not scope_has_files(conn, built):
+            result.empty_scope = True
+            result.notes.append(f"no memory is in scope ({spec.describe()})")
+        return result
+    finally:
+        conn.close()
+
+
+def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
+    sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
+    return conn.execute(sql, bound_prefix(sql, (None,) * 4 + scope.values)).fetchone() is not None
+
+
+def make_hits(conn, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
+    """Rows of the fused statement to hits, with each arm's rank and contribution."""
+    hits = []
+    for row in rows:
+        path, title, kind, event_at, _updated, _tags, file_id, score, *ranks = row
+        arms = {
+            arm.name: ArmHit(rank, weight_of[arm.name] / (RRF_K + rank))
+            for arm, rank in zip(fired, ranks, strict=True)
+            if rank is not None
+        }
+        hits.append(
+            Hit(path, title, kind, event_at, score, snippet_for(conn, file_id, terms, vector), arms)
+        )
+    return hits
+
+
+def snippet_for(
+    conn: apsw.Connection, file_id: int, terms: QueryTerms, vector: bytes | None
+) -> str:
+    """The best chunk of a hit (closest to the query vector, else most query words), trimmed
+    to about SNIPPET_CHARS around its first query word, query words in **bold**."""
+    chunks = conn.execute(
+        "SELECT c.text, e.vector FROM chunks AS c LEFT JOIN embeddings AS e ON e.hash = c.hash "
+        "WHERE c.file_id = ? ORDER BY c.seq",
+        (file_id,),
+    ).fetchall()
+    if not chunks:
+        return ""
+    pattern = word_pattern(terms)
+    if vector is not None and all(blob is not None for _, blob in chunks):
+        query = np.frombuffer(vector, dtype="<f4")
+        best = max(chunks, key=lambda c: float(np.frombuffer(c[1], dtype="<f4") @ query))[0]
+    elif pattern is not None:
+        best = max(chunks, key=lambda c: len(pattern.findall(c[0])))[0]
+    else:
+        best = chunks[0][0]
+    return highlight(trim(best, pattern), pattern)
+
+
+def word_pattern(terms: QueryTerms) -> re.Pattern[str] | None:
+    """Words that look like a query word (same start: a crude stand-in for Porter stemming)."""
+    stems = sorted(
+        {w if len(w) <= 4 else w[: max(4, math.ceil(len(w) * 0.75))] for w in terms.words},
+        key=len,
+        reverse=True,
+    )
+    if not stems:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(s) for s in stems) + r")\w*", re.IGNORECASE)
+
+
+def trim(text: str, pattern: re.Pattern[str] | None) -> str:
+    text = " ".join(text.split())
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    first = pattern.search(text) if pattern else None
+    start = max(0, (first.start() if first else 0) - SNIPPET_CHARS // 4)
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < start + 30 else start
+    end = start + SNIPPET_CHARS
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start + SNIPPET_CHARS // 2 else end
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def highlight(text: str, pattern: re.Pattern[str] | None) -> str:
+    return pattern.sub(lambda m: f"**{m.group(0)}**", text) if pattern else text
+
+
+def dumps(result: SearchResult, explain: bool = False) -> str:
+    return json.dumps(result.to_json(explain=explain), ensure_ascii=False, indent=2)

@@ -1,0 +1,116 @@
+"""The state plane: what the files cannot tell, kept in ``state.db`` and never rebuilt.
+
+A read is counted and timestamped; an outcome (+1 helped, -1 misled) is folded into a moving
+average that stays in [-1, 1], so one bad outcome dents a memory without burying it and a
+long record outweighs a single event. Rows are keyed by the memory's path; a rename that keeps
+the content moves the row with it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from engine.db import open_state
+from engine.store import Store
+
+#: Weight of a new outcome in the moving average: the last ~3 outcomes dominate.
+OUTCOME_ALPHA = 0.3
+
+
+@dataclass(frozen=True)
+class Access:
+    path: str
+    access_count: int
+    last_accessed_at: str | None
+    outcome_score: float
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def fold_outcome(score: float, outcome: int, alpha: float = OUTCOME_ALPHA) -> float:
+    """Exponential moving average of outcomes; with outcomes in {-1, 1} it stays in [-1, 1]."""
+    if outcome not in (-1, 1):
+        raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
+    return max(-1.0, min(1.0, (1 - alpha) * score + alpha * outcome))
+
+
+def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
+    """Count one read of ``path`` now."""
+    conn = open_state(store.state_path)
+    try:
+        with conn:
+            conn.execute(
+                """
+                INSERT INTO access(path, access_count, last_accessed_at, content_hash)
+                VALUES (?, 1, ?, ?)
+                ON CONFLICT(path) DO UPDATE SET
+                    access_count = access_count + 1,
+                    last_accessed_at = excluded.last_accessed_at,
+                    content_hash = coalesce(excluded.content_hash, content_hash)
+                """,
+                (path, now_utc(), content_hash),
+            )
+            return get_access(conn, path)
+    finally:
+        conn.close()
+
+
+def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = None) -> Access:
+    """Fold an outcome into ``path``'s score, atomically (read and write in one transaction)."""
+    conn = open_state(store.state_path)
+    try:
+        with conn:
+            row = conn.execute(
+                "SELECT outcome_score FROM access WHERE path = ?", (path,)
+            ).fetchone()
+            score = fold_outcome(row[0] if row else 0.0, outcome)
+            conn.execute(
+                """
+                INSERT INTO access(path, access_count, outcome_score, content_hash)
+                VALUES (?, 0, ?, ?)
+                ON CONFLICT(path) DO UPDATE SET
+                    outcome_score = excluded.outcome_score,
+                    content_hash = coalesce(excluded.content_hash, content_hash)
+                """,
+                (path, score, content_hash),
+            )
+            return get_access(conn, path)
+    finally:
+        conn.close()
+
+
+def get_access(conn, path: str) -> Access:  # type: ignore[no-untyped-def]
+    row = conn.execute(
+        "SELECT path, access_count, last_accessed_at, outcome_score FROM access WHERE path = ?",
+        (path,),
+    ).fetchone()
+    return Access(*row) if row else Access(path, 0, None, 0.0)
+
+
+def follow_renames(store: Store, pairs: list[tuple[str, str]]) -> None:
+    """Move state rows from old to new paths (when the new path has no row of its own)."""
+    conn = open_state(store.state_path)
+    try:
+        with conn:
+            for old, new in pairs:
+                conn.execute(
+                    "UPDATE access SET path = ? WHERE path = ? "
+                    "AND NOT EXISTS (SELECT 1 FROM access WHERE path = ?)",
+                    (new, old, new),
+                )
+    finally:
+        conn.close()
+
+
+def state_paths(store: Store) -> list[str]:
+    """Every path the state plane holds a row for (empty when there is no state.db)."""
+    if not store.state_path.exists():
+        return []
+    conn = open_state(store.state_path)
+    try:
+        return [row[0] for row in conn.execute("SELECT path FROM access ORDER BY path")]
+    finally:
+        conn.close()

@@ -1,0 +1,141 @@
+"""Where a store lives, what it is configured to do, and which of its files are memories.
+
+The store is the folder; everything memsift writes goes under ``<store>/.memsift/``. The
+configuration file is trusted (it belongs to whoever owns the store): it may set arm weights
+and the embedding model, which a search caller never can.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.embedder import DEFAULT_MODEL
+from engine.memory import MEMORY_SUFFIXES
+
+STATE_DIR = ".memsift"
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+class StoreError(ValueError):
+    """A store that cannot be used as given; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Trusted settings from ``.memsift/config.toml``."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    model: str | None = DEFAULT_MODEL
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+
+@dataclass(frozen=True)
+class Store:
+    """A memory store: its root folder and its derived and durable databases."""
+
+    root: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def index_path(self) -> Path:
+        return self.state_dir / "index.db"
+
+    @property
+    def state_path(self) -> Path:
+        return self.state_dir / "state.db"
+
+    @property
+    def config_path(self) -> Path:
+        return self.state_dir / "config.toml"
+
+    def config(self) -> Config:
+        return load_config(self.config_path)
+
+    def key_of(self, path: Path) -> str:
+        """The memory's key: its path relative to the store, with forward slashes."""
+        return path.relative_to(self.root).as_posix()
+
+
+def open_store(root: str | os.PathLike[str] | None = None) -> Store:
+    """Resolve the store folder: the argument, else ``MEMSIFT_STORE``, else the current folder."""
+    chosen = root if root is not None else os.environ.get("MEMSIFT_STORE") or "."
+    path = Path(chosen).expanduser()
+    if not path.exists():
+        raise StoreError(f"{path}: no such folder; pass --store DIR pointing at your memories")
+    if not path.is_dir():
+        raise StoreError(f"{path}: not a folder; a store is a folder of memory files")
+    return Store(path.resolve())
+
+
+def load_config(path: Path) -> Config:
+    """Read ``config.toml``; a missing file means defaults, a broken one is an error to fix."""
+    if not path.is_file():
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
+    weights = data.get("weights", {})
+    if not isinstance(weights, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in weights.values()
+    ):
+        raise StoreError(f"{path}: [weights] must map arm names to numbers >= 0, e.g. fts = 1.0")
+    embedder = data.get("embedder", {})
+    model = embedder.get("model", DEFAULT_MODEL) if isinstance(embedder, dict) else DEFAULT_MODEL
+    if not isinstance(model, str):
+        raise StoreError(f'{path}: [embedder] model must be a string (or "none")')
+    limits = data.get("limits", {})
+    max_bytes = (
+        limits.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES) if isinstance(limits, dict) else 0
+    )
+    if not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise StoreError(f"{path}: [limits] max_file_bytes must be a positive integer")
+    return Config(
+        weights={str(k): float(v) for k, v in weights.items()},
+        model=None if model == "none" else model,
+        max_file_bytes=max_bytes,
+    )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A file found by the walk, or a path skipped by it with the reason."""
+
+    key: str
+    path: Path
+    skip: str | None = None
+
+
+def walk(store: Store) -> Iterator[Candidate]:
+    """Every memory file under the store, sorted by key; symlinks and hidden folders are skipped.
+
+    Symlinks are never followed: a link can point outside the store (leaking files into the
+    index) or at its own parent (a loop). A skipped link is reported, not silently dropped.
+    """
+    for dirpath, dirnames, filenames in os.walk(store.root, followlinks=False):
+        here = Path(dirpath)
+        kept = []
+        for name in sorted(dirnames):
+            if name.startswith("."):
+                continue
+            if (here / name).is_symlink():
+                yield Candidate(store.key_of(here / name), here / name, "symlink (not followed)")
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            path = here / name
+            if name.startswith(".") or Path(name).suffix.lower() not in MEMORY_SUFFIXES:
+                continue
+            key = store.key_of(path)
+            if path.is_symlink():
+                yield Candidate(key, path, "symlink (not followed)")
+            else:
+                yield Candidate(key, path)
