@@ -1,0 +1,37 @@
+# Two entry points, both used by README.md: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint docs clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Index the bundled example store, search it twice, build the documentation site.
+demo: install
+	$(BIN)/memsift --store examples index
+	$(BIN)/memsift --store examples status
+	$(BIN)/memsift --store examples search "how do we rotate the staging database credentials" --limit 3
+	$(BIN)/memsift --store examples search "what did Priya say about flaky tests" --limit 3
+	$(BIN)/mkdocs build --strict
+
+lint: install
+	$(BIN)/ruff check src tests scripts
+
+docs: install
+	$(BIN)/mkdocs build --strict
+
+# The whole suite: lint, tests (including real strict site builds), the docs site itself.
+test: lint
+	$(BIN)/pytest
+	$(BIN)/mkdocs build --strict
+
+clean:
+	rm -rf site examples/.memsift
