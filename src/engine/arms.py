@@ -12,10 +12,21 @@ preconditions are declared, not buried in ``if`` statements, so an arm whose inp
 search can say which arm it dropped and why. And the documentation reads this very table at
 build time, statically, so the reference page cannot drift from the SQL that runs.
 
+Arms that read the query (they need query terms or a query vector) find candidates; arms
+that do not are priors, and rank only those candidates, through the ``candidates`` CTE the
+assembler provides (every memory in scope when no query arm runs). A prior can reorder what
+the query found; it can never bring in a memory the query did not ask for.
+
+Order matters once: when two memories fuse to the same score, the one the first arm of this
+table ranks higher comes first. Two arms that disagree about a pair (fts puts a memory first
+and its near-twin second, the vector arm the reverse) produce exactly such a tie, and the
+exact word is the harder evidence, so fts leads the table.
+
 Rules for an entry: literal values only (the docs plugin reads them without running this
 module); ``sql`` is a SELECT yielding ``(path, rank)`` with rank 1 the best, filtered by the
-shared ``{scope}`` over the alias ``f`` (the ``files`` table) and cut at ``?2`` candidates; it
-may use ``?1`` (FTS5 query text) and ``?4`` (query vector) and nothing else.
+shared ``{scope}`` over the alias ``f`` (the ``files`` table); an arm that finds candidates
+cuts them at ``?2``, a prior ranks all of them (there are at most a few times ``?2``). It may
+use ``?1`` (FTS5 query text) and ``?4`` (query vector) and nothing else.
 """
 
 from __future__ import annotations
@@ -112,17 +123,17 @@ front matter gives one (when the remembered thing happened) and otherwise the fi
 modification. It needs nothing from the query: it is a prior that breaks near-ties between
 relevant memories in favour of the newer one, which is usually the one still true.
 
-Its weight is half that of the query arms, so it reorders what the query found rather than
-outvoting it. The ordering is served by an index on the moment expression.
+Like every arm that does not read the query, it ranks only the candidates the query arms
+found (every memory in scope when no query arm runs), so it can reorder relevant memories
+but never bring in an irrelevant one. Memories with the same moment share a rank. Its weight
+is half that of the query arms: it breaks near-ties rather than outvoting the query.
 """,
         sql="""
-SELECT path, row_number() OVER (ORDER BY moment DESC, path) AS rank
+SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
 FROM (
     SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
     FROM files AS f
-    WHERE {scope}
-    ORDER BY moment DESC, f.path
-    LIMIT ?2
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
 )
 """,
     ),
@@ -139,13 +150,14 @@ hours; how often it was read, on a log scale so the hundredth read adds little; 
 outcome score when positive, so memories reported as helpful rise while a bad outcome only
 withdraws the bonus instead of burying the memory.
 
-Tasks and person records get no rank here: they are looked up often by nature, and that
-traffic says nothing about whether they are worth surfacing for an unrelated query. The
-exclusion belongs to this arm alone; those memories still rank through the other arms. The
-arm drops out when the store has no state plane yet.
+Like recency, it ranks only the candidates the query arms found. Tasks and person records
+get no rank here: they are looked up often by nature, and that traffic says nothing about
+whether they are worth surfacing for an unrelated query. The exclusion belongs to this arm
+alone; those memories still rank through the other arms. The arm drops out when the store
+has no state plane yet.
 """,
         sql="""
-SELECT path, row_number() OVER (ORDER BY salience DESC, path) AS rank
+SELECT path, rank() OVER (ORDER BY salience DESC) AS rank
 FROM (
     SELECT f.path AS path,
            exp(-0.01 * 24.0 * (julianday('now')
@@ -154,9 +166,8 @@ FROM (
            + max(coalesce(a.outcome_score, 0), 0) AS salience
     FROM files AS f
     LEFT JOIN state.access AS a ON a.path = f.path
-    WHERE {scope} AND coalesce(f.kind, '') NOT IN ('task', 'person')
-    ORDER BY salience DESC, f.path
-    LIMIT ?2
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+      AND coalesce(f.kind, '') NOT IN ('task', 'person')
 )
 """,
     ),

@@ -2,8 +2,12 @@
 
 The statement has one CTE per surviving arm, a ``fused`` CTE that sums ``weight / (60 + rank)``
 per path, and a final SELECT that returns each hit with every arm's rank beside it (so
-``--explain`` needs no second query). Weights are trusted configuration and are inlined as
-numeric literals; everything else is bound through the numbered placeholders:
+``--explain`` needs no second query). Arms that read the query come first; a ``candidates``
+CTE unites what they found, and the prior arms (recency, salience) rank only those. Equal
+scores are ordered by the first surviving arm's rank (registry order), then by path.
+
+Weights are trusted configuration and are inlined as numeric literals; everything else is bound
+through the numbered placeholders:
 
     ?1 FTS5 query text   ?2 per-arm candidate limit   ?3 final limit   ?4 query vector
     ?5 and up: scope values
@@ -102,10 +106,15 @@ def assemble(
             fired.append((arm, literal))
     if not fired:
         return Assembly("", (), dropped)
-    ctes = [
-        f"arm_{arm.name} AS (\n{indent(arm.sql.strip().replace('{scope}', scope_sql))}\n)"
-        for arm, _ in fired
-    ]
+    finders = [arm for arm, _ in fired if reads_query(arm)]
+    priors = [arm for arm, _ in fired if not reads_query(arm)]
+    ctes = [cte(arm, scope_sql) for arm in finders]
+    if priors:
+        pool = "\n    UNION\n".join(f"    SELECT path FROM arm_{arm.name}" for arm in finders)
+        if not finders:
+            pool = f"    SELECT f.path AS path FROM files AS f WHERE {scope_sql}"
+        ctes.append(f"candidates AS (\n{pool}\n)")
+        ctes.extend(cte(arm, scope_sql) for arm in priors)
     contributions = "\n    UNION ALL\n".join(
         f"    SELECT path, {literal} / ({RRF_K} + rank) AS contribution FROM arm_{arm.name}"
         for arm, literal in fired
@@ -114,6 +123,9 @@ def assemble(
         "fused AS (\n    SELECT path, sum(contribution) AS score FROM (\n"
         f"{indent(contributions)}\n    )\n    GROUP BY path\n)"
     )
+    # Equal fused scores go to the memory the first surviving arm in registry order ranks
+    # higher (fts when it runs: an exact word is harder evidence than a near neighbour).
+    lead = fired[0][0].name
     ranks = "".join(f",\n       arm_{arm.name}.rank AS {arm.name}_rank" for arm, _ in fired)
     joins = "".join(
         f"\nLEFT JOIN arm_{arm.name} ON arm_{arm.name}.path = fused.path" for arm, _ in fired
@@ -124,9 +136,19 @@ def assemble(
         f"fused.score{ranks}\n"
         "FROM fused\nJOIN files AS f ON f.path = fused.path"
         f"{joins}\n"
-        "ORDER BY fused.score DESC, fused.path\nLIMIT ?3"
+        f"ORDER BY fused.score DESC, arm_{lead}.rank IS NULL, arm_{lead}.rank, fused.path\n"
+        "LIMIT ?3"
     )
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped)
+
+
+def reads_query(arm: Arm) -> bool:
+    """Arms that read the query find candidates; the others (priors) only rank those."""
+    return arm.needs_query_terms or arm.needs_query_vector
+
+
+def cte(arm: Arm, scope_sql: str) -> str:
+    return f"arm_{arm.name} AS (\n{indent(arm.sql.strip().replace('{scope}', scope_sql))}\n)"
 
 
 def indent(text: str) -> str:

@@ -12,9 +12,13 @@ import re
 MIN_CHARS = 1000
 MAX_CHARS = 2000
 
-# A sentence ends at . ! ? (optionally closed by quotes/brackets) before whitespace, or at a
-# blank line (paragraph, list or heading boundary in Markdown).
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n")
+# A sentence ends at . ! ? (optionally closed by up to three quotes/brackets, which stay with
+# it) before whitespace, or at a blank line (paragraph, list or heading boundary in Markdown).
+# Only whitespace is consumed, so no character of the body is lost.
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2})|(?<=[.!?][\"')\]]{3}))\s+"
+    r"|\n\s*\n"
+)
 
 
 def split_sentences(text: str) -> list[str]:

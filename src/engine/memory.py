@@ -24,6 +24,19 @@ MAX_FRONT_MATTER_BYTES = 64 * 1024
 KNOWN_FIELDS = ("title", "kind", "event_at", "tags", "archived")
 
 
+class _SafeLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` whose impossible scalars (``2026-13-45``) fail with their line."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, OverflowError) as exc:
+            what = f"{node.value[:40]!r} " if isinstance(node.value, str) else ""
+            raise yaml.constructor.ConstructorError(
+                None, None, f"value {what}cannot be built ({exc})", node.start_mark
+            ) from None
+
+
 @dataclass(frozen=True)
 class Memory:
     """What the index stores about one file, before chunking."""
@@ -49,7 +62,7 @@ class Skip(Exception):
 
 def parse_memory(path: str, data: bytes) -> Memory:
     """Parse one memory file's bytes; raise :class:`Skip` with a reason when it cannot be used."""
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data:
         raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
     try:
         text = data.decode("utf-8-sig")
@@ -87,7 +100,7 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str, int]:
     body = text[4 + end.end() :].lstrip("\n")
     body_line = text[: 4 + end.end()].count("\n") + 2
     try:
-        loaded = yaml.safe_load(raw) if raw.strip() else {}
+        loaded = yaml.load(raw, Loader=_SafeLoader) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 2}" if mark is not None else "front matter"
@@ -152,7 +165,10 @@ def parse_event_at(value: object, where: str = "") -> str | None:
             )
     else:
         raise Skip(f"event_at{where} must be a date, got a {type(value).__name__}")
-    return format_utc(moment)
+    try:
+        return format_utc(moment)
+    except OverflowError:
+        raise Skip(f"event_at{where} {str(value)[:40]!r} is out of range in UTC") from None
 
 
 def parse_iso(text: str) -> dt.datetime | None:
@@ -204,7 +220,14 @@ def parse_bool(value: object, where: str = "") -> bool:
         return value.strip().lower() in {"true", "yes", "1"}
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    raise Skip(f"archived{where} must be true or false, got {str(value)[:20]!r}")
+    # Never str() a container: an anchor bomb would expand to gigabytes here.
+    if isinstance(value, str):
+        shown = repr(value[:20])
+    elif isinstance(value, int | float):
+        shown = repr(value)
+    else:
+        shown = f"a {type(value).__name__}"
+    raise Skip(f"archived{where} must be true or false, got {shown}")
 
 
 def first_markdown_heading(body: str) -> str | None:

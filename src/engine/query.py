@@ -7,7 +7,9 @@ double-quoted span is kept together as a phrase. Every token is then written as 
 string, so no operator character or keyword survives.
 
 Two forms are built: every term required (AND) and any term (OR, stop words dropped unless
-nothing else is left). The search asks a one-row probe which to bind.
+nothing else is left). The search asks a one-row probe which to bind. The stop list is kept to
+words that carry no fact: negations (not, never, no), "can"/"cannot", "before"/"after" and
+other qualifiers stay, because a memory and its wrong-fact twin often differ by exactly one.
 """
 
 from __future__ import annotations
@@ -20,13 +22,11 @@ MAX_TERMS = 32
 
 STOP_WORDS = frozenset(
     """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself no nor not of off on once only or other our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves s t don
+    a an the and or of to in into at by for from with as is are was were be been being am
+    it its this that these those there here he him his she her hers they them their theirs we us
+    our ours you your yours i me my myself what which who whom whose how why where when
+    do does did doing have has had having will would shall should may might must
+    some any each such so than then too very just also about s t
     """.split()
 )
 
@@ -84,11 +84,13 @@ def sanitize(text: str, max_terms: int = MAX_TERMS) -> QueryTerms:
     if len(parts) % 2 == 0:  # an odd number of quotes: the last one is unbalanced, ignore it
         parts[-2:] = [parts[-2] + " " + parts[-1]]
     terms: list[tuple[str, ...]] = []
+    cut = False
     for index, part in enumerate(parts):
         words = words_of(part)
         if index % 2 == 1 and len(words) > 1:
+            cut = cut or len(words) > max_terms
             terms.append(tuple(words[:max_terms]))
         else:
             terms.extend((word,) for word in words)
     unique = list(dict.fromkeys(terms))
-    return QueryTerms(tuple(unique[:max_terms]), truncated=len(unique) > max_terms)
+    return QueryTerms(tuple(unique[:max_terms]), truncated=cut or len(unique) > max_terms)

@@ -66,7 +66,10 @@ def moment_bound(text: str, *, end_of_day: bool, name: str) -> str:
         raise ScopeError(f"--{name} {text[:40]!r} is not an ISO 8601 date; use e.g. 2026-10-03")
     if end_of_day and len(text.strip()) == 10:
         moment += dt.timedelta(days=1) - dt.timedelta(seconds=1)
-    return format_utc(moment)
+    try:
+        return format_utc(moment)
+    except OverflowError:
+        raise ScopeError(f"--{name} {text[:40]!r} is out of range in UTC") from None
 
 
 def build_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:

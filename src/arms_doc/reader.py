@@ -1,0 +1,328 @@
+"""Read the arm registry statically: parse the module with libcst, never import or run it.
+
+The registry is a module-level assignment of a tuple (or list) literal of ``Arm(...)`` calls
+whose keyword arguments are literals. Reading it from source rather than importing it means
+the documentation quotes exactly what is written (``1.0`` stays ``1.0``), gives each entry its
+line numbers, and cannot be fooled by code that computes a value at import time.
+
+Anything that is not such a literal is a :class:`RegistryError` naming the file, the line and
+the fix.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+#: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
+FIELDS = (
+    "name",
+    "weight",
+    "needs_query_vector",
+    "needs_state_plane",
+    "needs_query_terms",
+    "prose",
+    "sql",
+)
+STRING_FIELDS = frozenset({"name", "prose", "sql"})
+BOOL_FIELDS = frozenset({"needs_query_vector", "needs_state_plane", "needs_query_terms"})
+
+#: An arm's name becomes part of SQL identifiers (``arm_<name>``, ``<name>_rank``).
+NAME_PATTERN = re.compile(r"[a-z_][a-z0-9_]*\Z")
+
+
+class RegistryError(Exception):
+    """A registry the plugin cannot read; ``str()`` is ``file:line: message``."""
+
+    def __init__(self, file: str, line: int | None, message: str) -> None:
+        super().__init__(file, line, message)
+        self.file = file
+        self.line = line
+        self.message = message
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ArmEntry:
+    """One ``Arm(...)`` entry as written in the registry."""
+
+    name: str
+    weight: float
+    #: The weight's source text, printed as written ("1.0" stays "1.0").
+    weight_text: str
+    needs_query_vector: bool
+    needs_state_plane: bool
+    needs_query_terms: bool
+    #: The prose string exactly as the registry holds it (what ``engine.arms`` sees at runtime).
+    raw_prose: str
+    #: The SQL string exactly as the registry holds it.
+    sql: str
+    #: First and last line of the ``Arm(...)`` call.
+    start_line: int
+    end_line: int
+    #: The line each field's value starts on.
+    field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+    @property
+    def prose(self) -> str:
+        """The prose with common indentation and surrounding blank lines removed."""
+        return inspect.cleandoc(self.raw_prose)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The registry module as read: its docstring and its arms, in order."""
+
+    file: str
+    variable: str
+    #: Line of the assignment to ``variable``.
+    line: int
+    docstring: str | None
+    arms: tuple[ArmEntry, ...]
+
+
+def read_registry(path: Path, variable: str = "ARMS", *, display: str | None = None) -> Registry:
+    """Read the registry at ``path``; errors name ``display`` (default: the path as given)."""
+    shown = display or str(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RegistryError(
+            shown,
+            None,
+            f"no such file ({path}); point the plugin's `registry` option at the module",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError(shown, None, f"cannot read the registry: {exc}") from None
+    return parse_registry(source, shown, variable)
+
+
+def parse_registry(source: str, file: str = "<registry>", variable: str = "ARMS") -> Registry:
+    """Parse registry source text; ``file`` is the name errors use."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise RegistryError(
+            file, exc.raw_line, f"not valid Python ({exc.message}); fix the syntax"
+        ) from None
+    # Positions are keyed by the wrapper's own copy of the tree, not by ``module``.
+    wrapper = MetadataWrapper(module)
+    return _Reader(file, variable, wrapper).read()
+
+
+class _Reader:
+    def __init__(self, file: str, variable: str, wrapper: MetadataWrapper) -> None:
+        self.file = file
+        self.variable = variable
+        self.module = wrapper.module
+        self.positions = wrapper.resolve(PositionProvider)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def end_line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].end.line
+
+    def error(self, node: cst.CSTNode | None, message: str) -> RegistryError:
+        return RegistryError(self.file, self.line(node) if node is not None else None, message)
+
+    def code(self, node: cst.CSTNode, limit: int = 60) -> str:
+        text = " ".join(self.module.code_for_node(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def read(self) -> Registry:
+        statement, value = self.find_assignment()
+        if not isinstance(value, cst.Tuple | cst.List):
+            raise self.error(
+                value,
+                f"{self.variable} must be a tuple or list literal of Arm(...) entries, "
+                f"found `{self.code(value)}`; write the entries out in the registry",
+            )
+        arms: list[ArmEntry] = []
+        seen: dict[str, int] = {}
+        for element in value.elements:
+            if isinstance(element, cst.StarredElement):
+                raise self.error(
+                    element,
+                    f"`{self.code(element)}` unpacks entries from elsewhere; "
+                    "write each Arm(...) in the registry itself",
+                )
+            entry = self.read_arm(element.value)
+            if entry.name in seen:
+                raise RegistryError(
+                    self.file,
+                    entry.field_lines["name"],
+                    f"duplicate arm name {entry.name!r} (first defined on line "
+                    f"{seen[entry.name]}); give each arm a unique name",
+                )
+            seen[entry.name] = entry.field_lines["name"]
+            arms.append(entry)
+        if not arms:
+            raise self.error(value, f"{self.variable} holds no arms; add at least one Arm(...)")
+        return Registry(
+            file=self.file,
+            variable=self.variable,
+            line=self.line(statement),
+            docstring=self.module.get_docstring(),
+            arms=tuple(arms),
+        )
+
+    def find_assignment(self) -> tuple[cst.CSTNode, cst.BaseExpression]:
+        found: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
+        for line in self.module.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.AnnAssign) and small.value is not None:
+                    if _is_name(small.target, self.variable):
+                        found.append((small, small.value))
+                elif isinstance(small, cst.Assign) and any(
+                    _is_name(target.target, self.variable) for target in small.targets
+                ):
+                    found.append((small, small.value))
+        if not found:
+            raise RegistryError(
+                self.file,
+                None,
+                f"no module-level assignment to {self.variable}; set the plugin's `variable` "
+                "option to the name the registry is assigned to",
+            )
+        if len(found) > 1:
+            raise self.error(
+                found[1][0],
+                f"{self.variable} is assigned again (first on line {self.line(found[0][0])}); "
+                "keep one assignment so the page and the runtime agree",
+            )
+        return found[0]
+
+    def read_arm(self, node: cst.BaseExpression) -> ArmEntry:
+        if not (isinstance(node, cst.Call) and _callee_name(node.func) == "Arm"):
+            raise self.error(
+                node, f"entry `{self.code(node)}` is not an Arm(...) call; write Arm(name=..., ...)"
+            )
+        values: dict[str, object] = {}
+        lines: dict[str, int] = {}
+        weight_text = ""
+        for arg in node.args:
+            if arg.star:
+                raise self.error(
+                    arg, f"`{self.code(arg)}` is not a literal; write each field as field=value"
+                )
+            if arg.keyword is None:
+                raise self.error(
+                    arg,
+                    f"positional argument `{self.code(arg)}`; write every field by keyword "
+                    f"({', '.join(FIELDS)})",
+                )
+            key = arg.keyword.value
+            if key not in FIELDS:
+                raise self.error(
+                    arg, f"unknown field {key!r} in Arm(...); the fields are {', '.join(FIELDS)}"
+                )
+            if key in values:
+                raise self.error(arg, f"field {key!r} is given twice; keep one")
+            values[key] = self.literal(key, arg.value)
+            lines[key] = self.line(arg.value)
+            if key == "weight":
+                weight_text = self.module.code_for_node(arg.value).strip()
+        missing = [key for key in FIELDS if key not in values]
+        if missing:
+            raise self.error(
+                node,
+                f"Arm(...) is missing {', '.join(missing)}; every arm declares all of "
+                f"{', '.join(FIELDS)}",
+            )
+        name = str(values["name"])
+        if not NAME_PATTERN.match(name):
+            raise RegistryError(
+                self.file,
+                lines["name"],
+                f"arm name {name!r} cannot be part of a SQL identifier; use lower-case "
+                "letters, digits and _",
+            )
+        prose = str(values["prose"])
+        if not prose.strip():
+            raise RegistryError(
+                self.file,
+                lines["prose"],
+                f"arm {name!r} has no prose; say what it ranks by and when it drops out",
+            )
+        if not str(values["sql"]).strip():
+            raise RegistryError(
+                self.file, lines["sql"], f"arm {name!r} has no SQL; write its SELECT"
+            )
+        weight = float(values["weight"])  # type: ignore[arg-type]
+        if not math.isfinite(weight) or weight < 0:
+            raise RegistryError(
+                self.file,
+                lines["weight"],
+                f"arm {name!r} has weight {weight_text}; a weight is a finite number >= 0",
+            )
+        return ArmEntry(
+            name=name,
+            weight=weight,
+            weight_text=weight_text,
+            needs_query_vector=bool(values["needs_query_vector"]),
+            needs_state_plane=bool(values["needs_state_plane"]),
+            needs_query_terms=bool(values["needs_query_terms"]),
+            raw_prose=prose,
+            sql=str(values["sql"]),
+            start_line=self.line(node),
+            end_line=self.end_line(node),
+            field_lines=lines,
+        )
+
+    def literal(self, key: str, node: cst.BaseExpression) -> object:
+        """The value of a literal of the kind ``key`` needs, or a RegistryError."""
+        if key in STRING_FIELDS:
+            if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
+                value = node.evaluated_value
+                if isinstance(value, str):
+                    return value
+            expected = "a string literal"
+        elif key in BOOL_FIELDS:
+            if isinstance(node, cst.Name) and node.value in ("True", "False"):
+                return node.value == "True"
+            expected = "True or False"
+        else:
+            number = _number(node)
+            if number is not None:
+                return number
+            expected = "a number literal"
+        raise self.error(
+            node,
+            f"field {key!r} is `{self.code(node)}`, not {expected}; the docs plugin reads the "
+            "registry without running it, so write the value out",
+        )
+
+
+def _is_name(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _callee_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _number(node: cst.BaseExpression) -> float | None:
+    """An int or float literal, optionally signed; None for anything else."""
+    sign = 1.0
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus | cst.Plus):
+        sign = -1.0 if isinstance(node.operator, cst.Minus) else 1.0
+        node = node.expression
+    if isinstance(node, cst.Integer | cst.Float):
+        return sign * float(node.evaluated_value)
+    return None

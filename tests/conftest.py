@@ -1,0 +1,64 @@
+"""Shared fixtures: small stores written into tmp_path, and a fast deterministic embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.store import Store, open_store
+
+
+class HashEmbedder:
+    """A stand-in embedder: a bag of hashed words, L2-normalised. Fast and deterministic, and
+    texts sharing words get similar vectors, which is all the indexer tests need."""
+
+    def __init__(self, name: str = "test-hash", dim: int = 16) -> None:
+        self.name = name
+        self.dim = dim
+        self.calls: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
+            out[row, 0] += 1e-3
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def hash_embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+WriteFiles = Callable[[dict[str, str]], Store]
+
+
+@pytest.fixture
+def make_store(tmp_path: Path) -> WriteFiles:
+    """Write {relative path: dedented text} into a fresh store folder and open it."""
+    root = tmp_path / "store"
+    root.mkdir()
+
+    def write(files: dict[str, str]) -> Store:
+        for key, text in files.items():
+            path = root / key
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return open_store(root)
+
+    return write
+
+
+def touch_later(path: Path, seconds: int = 5) -> None:
+    """Move a file's mtime forward so a rewrite within the same clock tick is still seen."""
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + seconds * 1_000_000_000))

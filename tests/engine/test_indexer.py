@@ -1,0 +1,257 @@
+"""The incremental indexer: what a run writes, what a second run skips, what stays in step."""
+
+from __future__ import annotations
+
+import json
+
+import apsw
+import pytest
+
+from conftest import HashEmbedder, touch_later
+from engine.db import open_index, read_meta
+from engine.indexer import index_store
+
+NOTE = """
+---
+title: Staging database port
+kind: semantic
+event_at: 2026-10-21
+tags: [infra, staging]
+---
+Staging Postgres listens on 6432 behind PgBouncer.
+"""
+
+
+def rows(store, sql, params=()):  # type: ignore[no-untyped-def]
+    conn = open_index(store.index_path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def fts_integrity_ok(store) -> None:  # type: ignore[no-untyped-def]
+    """FTS5's own check of an external-content table against its content (raises if not)."""
+    conn = open_index(store.index_path)
+    try:
+        conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        conn.close()
+
+
+def test_index_writes_file_fields(make_store, hash_embedder):
+    store = make_store({"facts/port.md": NOTE})
+    index_store(store, embedder=hash_embedder)
+    [(path, title, kind, event_at, tags, archived)] = rows(
+        store, "SELECT path, title, kind, event_at, tags, archived FROM files"
+    )
+    assert (path, title, kind, event_at) == (
+        "facts/port.md",
+        "Staging database port",
+        "semantic",
+        "2026-10-21 00:00:00",
+    )
+    assert json.loads(tags) == ["infra", "staging"]
+    assert archived == 0
+
+
+def test_every_chunk_gets_a_vector_with_model_and_dimension(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# Long\n\n" + "A sentence of words. " * 300})
+    index_store(store, embedder=hash_embedder)
+    (chunks,) = rows(store, "SELECT count(*) FROM chunks")[0]
+    assert chunks > 2
+    stored = rows(
+        store,
+        "SELECT e.model, e.dim, length(e.vector) "
+        "FROM chunks AS c JOIN embeddings AS e ON e.hash = c.hash",
+    )
+    assert len(stored) == chunks
+    assert set(stored) == {("test-hash", 16, 64)}
+
+
+def test_second_run_over_unchanged_files_does_nothing(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# B\n\nAnother memory."})
+    index_store(store, embedder=hash_embedder)
+    hash_embedder.calls.clear()
+    report = index_store(store, embedder=hash_embedder)
+    assert (report.indexed, report.unchanged, report.removed) == ([], 2, [])
+    assert hash_embedder.calls == []
+
+
+def test_touched_but_identical_file_counts_as_unchanged(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    index_store(store, embedder=hash_embedder)
+    touch_later(store.root / "a.md")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == [] and report.unchanged == 1
+
+
+def test_edited_file_is_reindexed_and_fts_follows(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    index_store(store, embedder=hash_embedder)
+    (store.root / "a.md").write_text(NOTE.replace("6432", "7777"), encoding="utf-8")
+    touch_later(store.root / "a.md")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["a.md"]
+    assert rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH '6432'") == []
+    assert len(rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH '7777'")) == 1
+    fts_integrity_ok(store)
+
+
+def test_deleted_file_disappears_with_its_chunks_and_vectors(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# B\n\nSomething else entirely."})
+    index_store(store, embedder=hash_embedder)
+    (store.root / "a.md").unlink()
+    report = index_store(store, embedder=hash_embedder)
+    assert report.removed == ["a.md"]
+    assert rows(store, "SELECT path FROM files") == [("b.md",)]
+    assert rows(store, "SELECT count(*) FROM chunks")[0][0] == 1
+    assert rows(store, "SELECT count(*) FROM embeddings")[0][0] == 1
+    assert rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH 'pgbouncer'") == []
+    fts_integrity_ok(store)
+
+
+def test_rename_reuses_vectors_instead_of_embedding_again(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    index_store(store, embedder=hash_embedder)
+    (store.root / "a.md").rename(store.root / "renamed.md")
+    hash_embedder.calls.clear()
+    report = index_store(store, embedder=hash_embedder)
+    assert (report.indexed, report.removed) == (["renamed.md"], ["a.md"])
+    assert report.renamed == [("a.md", "renamed.md")]
+    assert hash_embedder.calls == []
+    fts_integrity_ok(store)
+
+
+def test_only_changed_chunks_are_embedded_again(make_store, hash_embedder):
+    sentences = [
+        f"Sentence number {i} talks about topic {i} in some detail here." for i in range(80)
+    ]
+    store = make_store({"long.md": "# Long\n\n" + " ".join(sentences)})
+    index_store(store, embedder=hash_embedder)
+    first = len(hash_embedder.calls)
+    hash_embedder.calls.clear()
+    sentences[-1] = "The very last sentence was rewritten."
+    (store.root / "long.md").write_text("# Long\n\n" + " ".join(sentences), encoding="utf-8")
+    touch_later(store.root / "long.md")
+    index_store(store, embedder=hash_embedder)
+    assert first >= 3
+    assert len(hash_embedder.calls) == 1
+
+
+def test_switching_model_reembeds_and_never_mixes(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# B\n\nOther."})
+    index_store(store, embedder=hash_embedder)
+    other = HashEmbedder(name="other-model", dim=8)
+    report = index_store(store, embedder=other)
+    assert report.embedded == 2
+    assert rows(store, "SELECT DISTINCT model, dim FROM embeddings") == [("other-model", 8)]
+    assert read_meta_of(store, "model") == "other-model"
+
+
+def read_meta_of(store, key):  # type: ignore[no-untyped-def]
+    conn = open_index(store.index_path)
+    try:
+        return read_meta(conn, key)
+    finally:
+        conn.close()
+
+
+def test_no_embed_indexes_lexically_and_a_later_run_fills_vectors(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    index_store(store, embed=False)
+    assert rows(store, "SELECT count(*) FROM embeddings")[0][0] == 0
+    assert len(rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH 'pgbouncer'")) == 1
+    report = index_store(store, embedder=hash_embedder)
+    assert report.embedded == 1
+
+
+def test_malformed_front_matter_is_skipped_and_the_run_goes_on(make_store, hash_embedder):
+    store = make_store(
+        {
+            "bad.md": "---\ntitle: [unclosed\n---\nbody\n",
+            "good.md": NOTE,
+        }
+    )
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["good.md"]
+    [(path, reason)] = report.skipped
+    assert path == "bad.md" and "YAML" in reason
+
+
+def test_file_that_turns_malformed_leaves_the_index(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    index_store(store, embedder=hash_embedder)
+    (store.root / "a.md").write_bytes(b"\xff\xfe not utf-8")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.removed == ["a.md"] and report.skipped[0][0] == "a.md"
+    fts_integrity_ok(store)
+
+
+def test_files_over_the_size_limit_are_skipped(make_store, hash_embedder):
+    store = make_store(
+        {
+            ".memsift/config.toml": "[limits]\nmax_file_bytes = 100\n",
+            "big.md": "# Big\n\n" + "word " * 100,
+            "small.md": "# Small\n\nok",
+        }
+    )
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["small.md"]
+    assert report.skipped[0][0] == "big.md" and "limit" in report.skipped[0][1]
+
+
+def test_symlinks_are_reported_and_not_followed(make_store, hash_embedder, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nnot part of the store", encoding="utf-8")
+    store = make_store({"a.md": NOTE})
+    (store.root / "link.md").symlink_to(outside)
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["a.md"]
+    assert report.skipped == [("link.md", "symlink (not followed)")]
+
+
+def test_fts_stays_in_step_after_every_kind_of_change(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# B\n\nbeta", "c.md": "# C\n\ngamma"})
+    index_store(store, embedder=hash_embedder)
+    fts_integrity_ok(store)
+    (store.root / "a.md").write_text(NOTE + "\nMore text.", encoding="utf-8")
+    (store.root / "b.md").unlink()
+    (store.root / "c.md").rename(store.root / "d.md")
+    (store.root / "e.md").write_text("# E\n\nepsilon", encoding="utf-8")
+    index_store(store, embedder=hash_embedder)
+    fts_integrity_ok(store)
+    assert [r[0] for r in rows(store, "SELECT path FROM files ORDER BY path")] == [
+        "a.md",
+        "d.md",
+        "e.md",
+    ]
+
+
+def test_run_records_complete_coverage(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# B\n\nbeta"})
+    index_store(store, embedder=hash_embedder)
+    assert read_meta_of(store, "complete") == "1"
+    assert read_meta_of(store, "chunks") == read_meta_of(store, "embedded_chunks") == "2"
+
+
+def test_outdated_index_schema_is_rebuilt_not_migrated(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    store.index_path.parent.mkdir(parents=True)
+    conn = apsw.Connection(str(store.index_path))
+    conn.execute(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema_version', '0');"
+        "CREATE TABLE files(junk)"
+    )
+    conn.close()
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["a.md"]
+
+
+@pytest.mark.parametrize("name", ["with space.md", "ünïcödé.md", "new\nline.md"])
+def test_awkward_file_names_are_indexed(make_store, hash_embedder, name):
+    store = make_store({name: "# Title\n\nbody text"})
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == [name]

@@ -1,0 +1,192 @@
+"""The fused search through the real statement: ranking signs, scope, drops and reports."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import HashEmbedder
+from engine import state
+from engine.indexer import index_store
+from engine.scope import ScopeSpec
+from engine.search import search
+
+
+def memory(title: str, body: str, **fields: str) -> str:
+    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
+    return f"---\ntitle: {title}\n{extra}---\n{body}\n"
+
+
+@pytest.fixture
+def indexed(make_store, hash_embedder):  # type: ignore[no-untyped-def]
+    def build(files: dict[str, str]):  # type: ignore[no-untyped-def]
+        store = make_store(files)
+        index_store(store, embedder=hash_embedder)
+        return store
+
+    return build
+
+
+def test_bm25_ranks_the_term_dense_memory_first_whatever_its_rowid(indexed, hash_embedder):
+    filler = " ".join(f"filler{i}" for i in range(200))
+    store = indexed(
+        {
+            "a-sparse.md": memory("Notes", f"zeppelin once. {filler}"),
+            "b-dense.md": memory("Notes", "zeppelin zeppelin zeppelin mooring"),
+            "c-none.md": memory("Notes", "nothing relevant here"),
+        }
+    )
+    result = search(store, "zeppelin", embedder=hash_embedder)
+    fts_ranks = {h.path: h.arms["fts"].rank for h in result.hits if "fts" in h.arms}
+    assert fts_ranks == {"b-dense.md": 1, "a-sparse.md": 2}
+
+
+def test_dropped_vector_arm_leaves_other_placeholders_numbered(indexed):
+    store = indexed({"a.md": memory("Alpha", "alpha beta", kind="semantic")})
+    result = search(store, "alpha", use_vector=False, scope=ScopeSpec(kinds=("semantic",)))
+    assert "?4" not in result.sql
+    assert all(f"?{n}" in result.sql for n in (1, 2, 3, 5))
+    assert result.params == ('"alpha"', 40, 10, None, "semantic")
+
+
+def test_bound_tuple_stops_at_the_highest_placeholder(indexed):
+    store = indexed({"a.md": memory("Alpha", "alpha beta")})
+    result = search(store, "alpha", use_vector=False)
+    assert "?4" not in result.sql and "?5" not in result.sql
+    assert result.params == ('"alpha"', 40, 10)
+
+
+def test_out_of_scope_memory_never_appears_through_any_arm(indexed, hash_embedder):
+    secret = memory("Quasar secret", "quasar quasar quasar", archived="true", event_at="2030-01-01")
+    store = indexed(
+        {
+            "archived.md": secret,
+            "visible.md": memory("Visible", "quasar mention", event_at="2020-01-01"),
+            "other.md": memory("Other", "unrelated words"),
+        }
+    )
+    for _ in range(5):
+        state.record_access(store, "archived.md")
+    state.reinforce(store, "archived.md", 1)
+    result = search(store, "quasar", embedder=hash_embedder)
+    assert set(result.arms_fired) == {"fts", "vector", "recency", "salience"}
+    assert "archived.md" not in {h.path for h in result.hits}
+    shown = search(store, "quasar", embedder=hash_embedder, scope=ScopeSpec(include_archived=True))
+    assert shown.hits[0].path == "archived.md"
+
+
+def test_tasks_are_out_of_scope_unless_asked_for(indexed, hash_embedder):
+    store = indexed({"t.md": memory("Task", "renew the certificate", kind="task")})
+    assert search(store, "certificate", embedder=hash_embedder).hits == []
+    asked = search(store, "certificate", embedder=hash_embedder, scope=ScopeSpec(kinds=("task",)))
+    assert [h.path for h in asked.hits] == ["t.md"]
+
+
+def test_salience_gives_no_rank_to_tasks_and_people_but_other_arms_do(indexed, hash_embedder):
+    store = indexed(
+        {
+            "p.md": memory("Ana", "ana likes tea", kind="person"),
+            "t.md": memory("Ana task", "ask ana about tea", kind="task"),
+            "s.md": memory("Tea fact", "tea is brewed at 80 degrees", kind="semantic"),
+        }
+    )
+    state.record_access(store, "p.md")
+    result = search(
+        store, "tea", embedder=hash_embedder, scope=ScopeSpec(kinds=("person", "task", "semantic"))
+    )
+    arms = {h.path: set(h.arms) for h in result.hits}
+    assert "salience" not in arms["p.md"] and "salience" not in arms["t.md"]
+    assert "fts" in arms["p.md"] and "fts" in arms["t.md"]
+    assert "salience" in arms["s.md"]
+
+
+def test_probe_binds_all_terms_when_one_memory_holds_them_all(indexed):
+    store = indexed({"a.md": memory("A", "red apple"), "b.md": memory("B", "green pear")})
+    result = search(store, "red apple", use_vector=False)
+    assert result.fts_form == "all"
+    assert [h.path for h in result.hits if "fts" in h.arms] == ["a.md"]
+
+
+def test_probe_falls_back_to_any_term_when_none_holds_them_all(indexed):
+    store = indexed({"a.md": memory("A", "red apple"), "b.md": memory("B", "green pear")})
+    result = search(store, "red pear", use_vector=False)
+    assert result.fts_form == "any"
+    assert {h.path for h in result.hits if "fts" in h.arms} == {"a.md", "b.md"}
+
+
+def test_probe_respects_the_scope(indexed):
+    store = indexed(
+        {
+            "a.md": memory("A", "red pear", archived="true"),
+            "b.md": memory("B", "red apple"),
+            "c.md": memory("C", "green pear"),
+        }
+    )
+    result = search(store, "red pear", use_vector=False)
+    assert result.fts_form == "any"
+
+
+def test_configured_weights_are_inlined_in_the_statement(make_store, hash_embedder):
+    store = make_store(
+        {
+            ".memsift/config.toml": "[weights]\nrecency = 0.25\n",
+            "a.md": memory("A", "alpha"),
+        }
+    )
+    index_store(store, embedder=hash_embedder)
+    result = search(store, "alpha", embedder=hash_embedder)
+    assert "0.25 / (60 + rank)" in result.sql
+    assert result.hits[0].arms["recency"].contribution == pytest.approx(0.25 / 61)
+
+
+def test_query_without_terms_drops_fts_and_says_why(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha")})
+    result = search(store, '*** "" ^^', embedder=hash_embedder)
+    assert "fts" in result.arms_dropped
+    assert result.fts_form is None
+    assert "fts" in result.arms_dropped and "vector" in result.arms_fired
+
+
+def test_missing_state_plane_drops_salience_with_reason(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha")})
+    result = search(store, "alpha", embedder=hash_embedder)
+    assert "state plane" in result.arms_dropped["salience"]
+    assert not result.degraded
+
+
+def test_low_vector_coverage_drops_vector_and_marks_degraded(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha")})
+    (store.root / "b.md").write_text(memory("B", "beta"), encoding="utf-8")
+    index_store(store, embed=False)
+    result = search(store, "alpha", embedder=hash_embedder)
+    assert "coverage" in result.arms_dropped["vector"]
+    assert result.degraded
+
+
+def test_vectors_of_another_model_are_never_compared(indexed):
+    store = indexed({"a.md": memory("A", "alpha")})
+    result = search(store, "alpha", embedder=HashEmbedder(name="other", dim=16))
+    assert "other" in result.arms_dropped["vector"]
+    assert result.degraded
+
+
+def test_empty_scope_is_reported_not_widened(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha", kind="semantic")})
+    result = search(store, "alpha", embedder=hash_embedder, scope=ScopeSpec(kinds=("episodic",)))
+    assert result.hits == [] and result.empty_scope
+
+
+def test_hit_reports_rank_and_contribution_per_arm(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha"), "b.md": memory("B", "beta")})
+    hit = search(store, "alpha", embedder=hash_embedder).hits[0]
+    assert hit.path == "a.md"
+    assert hit.arms["fts"].rank == 1
+    assert hit.arms["fts"].contribution == pytest.approx(1.0 / 61)
+    assert hit.score == pytest.approx(sum(a.contribution for a in hit.arms.values()))
+
+
+def test_snippet_highlights_query_words_and_stays_short(indexed, hash_embedder):
+    long_body = "Intro sentence here. " * 40 + "The zeppelin docked at noon. " + "More. " * 40
+    store = indexed({"a.md": memory("A", long_body)})
+    snippet = search(store, "zeppelin", embedder=hash_embedder).hits[0].snippet
+    assert "**zeppelin**" in snippet
+    assert len(snippet.replace("**", "")) <= 302

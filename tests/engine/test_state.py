@@ -1,0 +1,68 @@
+"""The state plane: reads counted, outcomes folded, and nothing lost when the index goes."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import state
+from engine.indexer import index_store
+
+
+def test_fold_outcome_moves_towards_the_outcome():
+    assert state.fold_outcome(0.0, 1) == pytest.approx(0.3)
+    assert state.fold_outcome(0.3, -1) == pytest.approx(0.3 * 0.7 - 0.3)
+
+
+def test_fold_outcome_stays_within_bounds_after_many_outcomes():
+    score = 0.0
+    for _ in range(200):
+        score = state.fold_outcome(score, 1)
+    assert 0.99 < score <= 1.0
+    for _ in range(200):
+        score = state.fold_outcome(score, -1)
+    assert -1.0 <= score < -0.99
+
+
+def test_fold_outcome_refuses_other_values():
+    with pytest.raises(ValueError, match="1 or -1"):
+        state.fold_outcome(0.0, 2)
+
+
+def test_record_access_counts_and_timestamps(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    state.record_access(store, "a.md")
+    access = state.record_access(store, "a.md")
+    assert access.access_count == 2
+    assert access.last_accessed_at is not None
+
+
+def test_reinforce_keeps_access_count(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    state.record_access(store, "a.md")
+    access = state.reinforce(store, "a.md", -1)
+    assert (access.access_count, access.outcome_score) == (1, pytest.approx(-0.3))
+
+
+def test_state_survives_deleting_and_rebuilding_the_index(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    state.reinforce(store, "a.md", 1)
+    for suffix in ("", "-wal", "-shm"):
+        store.index_path.with_name(store.index_path.name + suffix).unlink(missing_ok=True)
+    index_store(store, embedder=hash_embedder)
+    conn = state.open_state(store.state_path)
+    try:
+        access = state.get_access(conn, "a.md")
+    finally:
+        conn.close()
+    assert (access.access_count, access.outcome_score) == (1, pytest.approx(0.3))
+
+
+def test_state_follows_a_renamed_file_with_the_same_content(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    (store.root / "a.md").rename(store.root / "b.md")
+    index_store(store, embedder=hash_embedder)
+    assert state.state_paths(store) == ["b.md"]
