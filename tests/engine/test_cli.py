@@ -1,0 +1,134 @@
+"""The command line as a user drives it: output shapes, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run(*args: str, store: Path | None = None):  # type: ignore[no-untyped-def]
+    prefix = ["--store", str(store)] if store else []
+    return CliRunner().invoke(cli, [*prefix, *args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def example_store(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """The bundled example store, copied and indexed with the real embedder."""
+    root = tmp_path_factory.mktemp("cli") / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsift"))
+    assert run("index", store=root).exit_code == 0
+    return root
+
+
+def test_index_json_prints_the_summary_shape(example_store):
+    result = run("index", "--json", store=example_store)
+    summary = json.loads(result.stdout)
+    assert set(summary) >= {"indexed", "unchanged", "removed", "skipped"}
+    assert summary["indexed"] == 0 and summary["unchanged"] >= 25
+
+
+def test_status_reports_full_vector_coverage_on_the_examples(example_store):
+    info = json.loads(run("status", "--json", store=example_store).stdout)
+    assert info["vector_coverage"] == 1.0
+    assert info["dimension"] == 384
+    assert info["changed_since_index"] is False
+
+
+def test_search_json_has_the_documented_shape(example_store):
+    result = run("search", "rotate the staging database credentials", "--json", store=example_store)
+    data = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert set(data) >= {"query", "hits", "arms_fired", "arms_dropped", "fts_form", "degraded"}
+    hit = data["hits"][0]
+    assert set(hit) >= {"path", "title", "kind", "event_at", "score", "snippet", "arms"}
+    top3 = [h["path"] for h in data["hits"][:3]]
+    assert "procedures/rotate-staging-db-credentials.md" in top3
+    assert all(set(arm) == {"rank", "contribution"} for arm in hit["arms"].values())
+
+
+def test_search_explain_json_shows_sql_and_replayable_params(example_store):
+    data = json.loads(
+        run(
+            "search",
+            "flaky tests",
+            "--json",
+            "--explain",
+            "--kind",
+            "episodic",
+            store=example_store,
+        ).stdout
+    )
+    assert data["sql"].startswith("WITH")
+    assert data["params"][3].startswith("<float32[384]")
+    assert data["params"][4] == "episodic"
+
+
+def test_search_human_output_lists_rank_title_and_path(example_store):
+    result = run(
+        "search", "what did Priya say about flaky tests", "--limit", "3", store=example_store
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(" 1. ")
+    assert "[episodes/" in lines[0] or "[people/" in lines[0]
+
+
+def test_search_without_hits_exits_1(example_store):
+    result = run("search", "zzzqqq", "--no-vector", store=example_store)
+    assert result.exit_code == 1
+
+
+def test_bad_date_exits_2_with_one_line(example_store):
+    result = CliRunner().invoke(
+        cli, ["--store", str(example_store), "search", "x", "--since", "last tuesday"]
+    )
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "ISO 8601" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_store_exits_2(tmp_path):
+    result = CliRunner().invoke(cli, ["--store", str(tmp_path / "nope"), "status"])
+    assert result.exit_code == 2
+    assert "no such folder" in result.output
+
+
+def test_unindexed_store_says_to_run_index(tmp_path):
+    result = CliRunner().invoke(cli, ["--store", str(tmp_path), "search", "x"])
+    assert result.exit_code == 2
+    assert "memsift index" in result.output
+
+
+def test_read_prints_the_memory_and_counts_the_access(example_store):
+    path = "people/priya-raman.md"
+    first = run("read", path, store=example_store)
+    assert "Priya" in first.output
+    data = json.loads(run("read", path, "--json", store=example_store).stdout)
+    assert data["access_count"] >= 2
+
+
+def test_reinforce_folds_the_outcome(example_store):
+    path = "facts/ci-pipeline.md"
+    data = json.loads(
+        run("reinforce", path, "--outcome", "1", "--json", store=example_store).stdout
+    )
+    assert data["outcome_score"] == pytest.approx(0.3)
+
+
+def test_read_refuses_paths_outside_the_store(example_store):
+    result = CliRunner().invoke(cli, ["--store", str(example_store), "read", "../../etc/passwd"])
+    assert result.exit_code == 2
+    assert "not inside the store" in result.output or "no such memory" in result.output
+
+
+def test_state_plane_brings_in_salience(example_store):
+    run("read", "facts/environments.md", store=example_store)
+    data = json.loads(run("search", "environments", "--json", store=example_store).stdout)
+    assert "salience" in data["arms_fired"]
