@@ -18,6 +18,7 @@ ARM_PLACEHOLDERS = frozenset({1, 2, 4})
 
 _PLACEHOLDER = re.compile(r"\?(\d+)")
 _STATE_SCHEMA = re.compile(r"\bstate\.", re.IGNORECASE)
+_CANDIDATES = re.compile(r"\bcandidates\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ def quality_findings(registry: Registry) -> list[Finding]:
     for arm in registry.arms:
         findings.extend(arm_findings(arm))
     return findings
+
+
+def reads_query(arm: ArmEntry) -> bool:
+    """Arms that read the query find candidates; the others are priors that rank those."""
+    return arm.needs_query_terms or arm.needs_query_vector
 
 
 def arm_findings(arm: ArmEntry) -> list[Finding]:
@@ -75,12 +81,21 @@ def arm_findings(arm: ArmEntry) -> list[Finding]:
             )
         )
     used = {int(number) for number in _PLACEHOLDER.findall(arm.sql)}
-    if 2 not in used:
+    if reads_query(arm) and 2 not in used:
         found.append(
             Finding(
                 sql_line,
-                f"arm {arm.name!r} is not cut at ?2 candidates; end its inner SELECT with "
-                "`LIMIT ?2`",
+                f"arm {arm.name!r} reads the query but does not cut its candidates at ?2; end "
+                "its inner SELECT with `LIMIT ?2`",
+            )
+        )
+    if not reads_query(arm) and not _CANDIDATES.search(arm.sql):
+        found.append(
+            Finding(
+                sql_line,
+                f"arm {arm.name!r} is a prior (it needs neither query terms nor a query vector) "
+                "but does not rank only the `candidates`, so it can bring in memories the query "
+                "did not ask for; add `AND f.path IN (SELECT path FROM candidates)`",
             )
         )
     for number in sorted(used - ARM_PLACEHOLDERS):

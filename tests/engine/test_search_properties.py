@@ -8,10 +8,10 @@ failure reproduces; the query property runs 10,000 examples per test run.
 from __future__ import annotations
 
 import pytest
-from conftest import HashEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import HashEmbedder
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import search
