@@ -11,6 +11,7 @@ the fix.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
 import re
@@ -111,9 +112,13 @@ def parse_registry(source: str, file: str = "<registry>", variable: str = "ARMS"
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        raise RegistryError(
-            file, exc.raw_line, f"not valid Python ({exc.message}); fix the syntax"
-        ) from None
+        line, problem = exc.raw_line, exc.message
+        # libcst places some errors at the next token; Python's own parser names the line.
+        try:
+            ast.parse(source, filename=file)
+        except SyntaxError as syntax:
+            line, problem = syntax.lineno or line, syntax.msg
+        raise RegistryError(file, line, f"not valid Python ({problem}); fix the syntax") from None
     # Positions are keyed by the wrapper's own copy of the tree, not by ``module``.
     wrapper = MetadataWrapper(module)
     return _Reader(file, variable, wrapper).read()

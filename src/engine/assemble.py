@@ -29,6 +29,7 @@ from engine.arms import ARMS, Arm
 
 RRF_K = 60
 _PLACEHOLDER = re.compile(r"\?(\d+)")
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,12 @@ def assemble(
     ``weights`` overrides registry weights by arm name (trusted configuration only); an arm
     weighted 0 is dropped, since it could only add rows that score nothing.
     """
+    names = [arm.name for arm in arms]
+    for name in names:
+        if not _IDENTIFIER.fullmatch(name):
+            raise AssemblyError(f"arm name {name!r} must be a lower-case SQL identifier")
+    if len(set(names)) != len(names):
+        raise AssemblyError(f"arm names must be unique, got {', '.join(names)}")
     weights = dict(weights or {})
     unknown = sorted(set(weights) - {arm.name for arm in arms})
     if unknown:

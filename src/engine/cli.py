@@ -81,9 +81,9 @@ def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callabl
         return None, lambda: None
 
     def show(phase: str, done: int, total: int) -> None:
-        label = "embedding chunks" if phase == "embed" else "indexing files"
+        label = {"embed": "embedding chunks", "scan": "indexing files"}.get(phase, phase)
         amount = f"{done}/{total}" if total else f"{done}"
-        click.echo(f"\r{label}: {amount}   ", nl=False, err=True)
+        click.echo(f"\r{label}: {amount}          ", nl=False, err=True)
 
     return show, lambda: click.echo("\r" + " " * 40 + "\r", nl=False, err=True)
 
@@ -356,6 +356,89 @@ def store_status(store: Store) -> dict[str, object]:
         "changed_since_index": any(changes.values()) or not complete,
         "changes": changes,
     }
+
+
+def parse_weights(text: str | None) -> dict[str, float]:
+    """'fts=1,vector=0.5' to a mapping; a malformed pair is a usage error."""
+    weights: dict[str, float] = {}
+    for pair in filter(None, (p.strip() for p in (text or "").split(","))):
+        name, _, value = pair.partition("=")
+        try:
+            weights[name.strip()] = float(value)
+        except ValueError:
+            fail(f"--weights {pair!r}: write arm=number pairs, e.g. fts=1.0,recency=0.2")
+    return weights
+
+
+@cli.command(name="eval")
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--split", default=None, help="qrels split to score (default: test, or the only one)."
+)
+@click.option("--arms", default=None, help="Comma-separated arms to fuse, e.g. fts,vector.")
+@click.option("--weights", default=None, help="Weight overrides for this run, e.g. recency=0.2.")
+@click.option("--ablation", is_flag=True, help="Also score each arm alone and each arm left out.")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the indexed stores in this folder; later runs reuse their vectors.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def eval_command(
+    ctx: click.Context,
+    dataset: Path,
+    split: str | None,
+    arms: str | None,
+    weights: str | None,
+    ablation: bool,
+    keep: Path | None,
+    as_json: bool,
+) -> None:
+    """Score search quality on a BEIR-layout set (or a folder of sets).
+
+    The corpus is written to a temporary store, indexed and searched through the normal code
+    path; nDCG@10, MRR@10, Recall@5 and Recall@10 are computed with ir-measures.
+    """
+    from engine.evaluate import DatasetError, evaluate
+
+    chosen = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
+    progress, done = terminal_progress()
+    try:
+        report = evaluate(
+            dataset,
+            split=split,
+            arms=chosen,
+            weights=parse_weights(weights),
+            ablation=ablation,
+            progress=progress,
+            workdir=keep,
+        )
+    except DatasetError as exc:
+        if ctx.obj["debug"]:
+            traceback.print_exc()
+        fail(str(exc))
+    finally:
+        done()
+    if as_json:
+        emit(report)
+        return
+    click.echo(f"sets: {', '.join(report['sets'])}  (variant: {report['variant']})")
+    rows = {"overall": report["overall"], **report["by_category"]}
+    if "ablation" in report:
+        rows = {**rows, **report["ablation"]}
+    click.echo(
+        f"{'':<20}{'queries':>8}"
+        + "".join(f"{m:>11}" for m in ("ndcg@10", "mrr@10", "recall@5", "recall@10"))
+    )
+    for name, figures in rows.items():
+        click.echo(
+            f"{name:<20}{figures['queries']:>8}"
+            + "".join(
+                f"{figures[m]:>11.4f}" for m in ("ndcg@10", "mrr@10", "recall@5", "recall@10")
+            )
+        )
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
-INDEX_SCHEMA_VERSION = "1"
+INDEX_SCHEMA_VERSION = "2"
 BUSY_TIMEOUT_MS = 10_000
 
 INDEX_SCHEMA = """
@@ -70,7 +70,8 @@ CREATE TRIGGER IF NOT EXISTS files_fts_delete AFTER DELETE ON files BEGIN
     INSERT INTO files_fts(files_fts, rowid, title, body, tags)
     VALUES ('delete', old.id, old.title, old.body, old.tags);
 END;
-CREATE TRIGGER IF NOT EXISTS files_fts_update AFTER UPDATE ON files BEGIN
+-- Only changes to indexed columns touch FTS (a touched file updates mtime alone).
+CREATE TRIGGER IF NOT EXISTS files_fts_update AFTER UPDATE OF title, body, tags ON files BEGIN
     INSERT INTO files_fts(files_fts, rowid, title, body, tags)
     VALUES ('delete', old.id, old.title, old.body, old.tags);
     INSERT INTO files_fts(rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);

@@ -117,7 +117,8 @@ def index_store(
             )
         }
         seen: set[str] = set()
-        changed = scan(store, config.max_file_bytes, known, seen, report)
+        touched: list[tuple[int, str, str]] = []
+        changed = scan(store, config.max_file_bytes, known, seen, report, touched)
         total = 0
         for batch in batched(changed, WRITE_BATCH):
             write_files(conn, batch)
@@ -125,6 +126,11 @@ def index_store(
             total += len(batch)
             if progress:
                 progress("scan", total, 0)
+        if touched:
+            with conn:
+                conn.executemany(
+                    "UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched
+                )
         gone = sorted(set(known) - seen)
         if gone:
             moved_hashes = {known[path][1]: path for path in gone}
@@ -157,8 +163,12 @@ def scan(
     known: dict[str, tuple[int, str, int, int]],
     seen: set[str],
     report: IndexReport,
+    touched: list[tuple[int, str, str]],
 ) -> Iterator[Parsed]:
-    """Yield the files that need writing; count unchanged ones and record skips as it goes."""
+    """Yield the files that need writing; count unchanged ones and record skips as it goes.
+
+    A file whose mtime moved but whose bytes did not goes to ``touched``: its row gets the new
+    mtime (so the next run skips it on stat alone) without being parsed or re-embedded."""
     for candidate in walk(store):
         if candidate.skip:
             report.skipped.append((candidate.key, candidate.skip))
@@ -191,6 +201,7 @@ def scan(
         if stored and stored[1] == digest:
             seen.add(candidate.key)
             report.unchanged += 1
+            touched.append((info.st_mtime_ns, utc_from_ns(info.st_mtime_ns), candidate.key))
             continue
         try:
             memory = parse_memory(candidate.key, data)

@@ -18,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 
 #: A query longer than this is cut; the result says so.
-MAX_TERMS = 32
+MAX_TERMS = 64
 
 STOP_WORDS = frozenset(
     """
@@ -47,9 +47,15 @@ class QueryTerms:
         return " AND ".join(quote(t) for t in self.terms) or None
 
     def any_form(self) -> str | None:
-        """Any term suffices; stop words are dropped unless they are all there is."""
-        kept = [t for t in self.terms if len(t) > 1 or t[0] not in STOP_WORDS]
-        return " OR ".join(quote(t) for t in (kept or self.terms)) or None
+        """Any word suffices; stop words are dropped unless they are all there is.
+
+        Phrases are opened into their words here: this is the lenient form, bound only when
+        no memory holds every term, and a quoted span in natural text (a line of dialogue, a
+        quoted error message) rarely occurs verbatim, while its words still carry the topic.
+        """
+        words = list(dict.fromkeys(self.words))
+        kept = [w for w in words if w not in STOP_WORDS]
+        return " OR ".join(quote((w,)) for w in (kept or words)) or None
 
 
 def quote(term: tuple[str, ...]) -> str:

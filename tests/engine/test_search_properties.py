@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import HashEmbedder
 from engine.indexer import index_store
+from engine.query import MAX_TERMS
 from engine.scope import ScopeSpec
 from engine.search import search
 from engine.store import open_store
@@ -117,4 +118,4 @@ def test_a_100_kilobyte_query_is_cut_with_a_note(store):
     result = search(store, query, embedder=HashEmbedder())
     assert len(query) > 100_000
     assert [h.path for h in result.hits][:1] == ["a.md"]
-    assert any("first 32 terms" in note for note in result.notes)
+    assert any(f"first {MAX_TERMS} terms" in note for note in result.notes)

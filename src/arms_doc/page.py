@@ -1,0 +1,96 @@
+"""From a registry file to the arms page: read, check, assemble, render.
+
+Everything here is a plain function of its arguments; the MkDocs plugin only resolves paths,
+calls :func:`generate_page`, logs the findings and adds the file.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from arms_doc.checks import Finding, quality_findings
+from arms_doc.provenance import GitInfo, git_info, line_link
+from arms_doc.reader import Registry, read_registry
+from arms_doc.render import render_page
+from arms_doc.statements import Statement, Statements, assemble_statements
+
+
+@dataclass(frozen=True)
+class GeneratedPage:
+    """The page's Markdown, the registry it came from and its quality findings."""
+
+    markdown: str
+    registry: Registry
+    findings: list[Finding]
+
+
+def generate_page(
+    path: Path,
+    *,
+    display: str,
+    variable: str = "ARMS",
+    link_template: str | None = None,
+) -> GeneratedPage:
+    """Build the page for the registry at ``path`` (shown to readers as ``display``).
+
+    Raises :class:`arms_doc.reader.RegistryError` for a registry that cannot be read.
+    """
+    registry = read_registry(path, variable, display=display)
+    findings = quality_findings(registry)
+    statements = assemble_statements(registry)
+    context = page_context(registry, statements, git_info(path), link_template)
+    return GeneratedPage(render_page(context), registry, findings)
+
+
+def page_context(
+    registry: Registry,
+    statements: Statements,
+    git: GitInfo | None,
+    link_template: str | None,
+) -> dict[str, object]:
+    """The template's whole context, as plain data."""
+    link_path = git.path if git else registry.file
+    commit = git.commit if git else None
+    arms = [
+        {
+            "name": arm.name,
+            "weight": arm.weight_text,
+            "needs_query_vector": arm.needs_query_vector,
+            "needs_state_plane": arm.needs_state_plane,
+            "needs_query_terms": arm.needs_query_terms,
+            "prose": arm.prose,
+            "sql": textwrap.dedent(arm.sql).strip("\n").rstrip(),
+            "start_line": arm.start_line,
+            "end_line": arm.end_line,
+            "link": line_link(
+                link_template,
+                commit=commit,
+                path=link_path,
+                start=arm.start_line,
+                end=arm.end_line,
+            ),
+        }
+        for arm in registry.arms
+    ]
+    return {
+        "registry": {"file": registry.file, "variable": registry.variable, "line": registry.line},
+        "docstring": (registry.docstring or "").strip(),
+        "arms": arms,
+        "rrf_k": statements.rrf_k,
+        "scope_sql": statements.scope_sql,
+        "full": statement_context(statements.full),
+        "floor": statement_context(statements.lexical_floor),
+        "commit": commit,
+        "dirty": bool(git and git.dirty),
+    }
+
+
+def statement_context(statement: Statement) -> dict[str, object]:
+    return {
+        "title": statement.title,
+        "sql": statement.sql,
+        "fired": list(statement.fired),
+        "dropped": dict(statement.dropped),
+    }

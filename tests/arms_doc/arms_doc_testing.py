@@ -1,0 +1,75 @@
+"""Helpers for the arms_doc tests: dedented sources and real MkDocs sites in tmp_path.
+
+Not a conftest.py: the engine tests import names from tests/conftest.py as ``conftest``, and a
+second conftest module here would shadow it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
+
+REPO = Path(__file__).resolve().parents[2]
+ENGINE_REGISTRY = REPO / "src" / "engine" / "arms.py"
+SNAPSHOT_REGISTRY = Path(__file__).parent / "fixtures" / "registry_snapshot.py"
+
+#: A minimal site: the default theme (fast), the plugin with its defaults, the page in nav.
+SITE_CONFIG = """\
+site_name: arms-doc test site
+theme: mkdocs
+plugins:
+  - arms-doc
+nav:
+  - Home: index.md
+  - Ranking arms: reference/rrf-arms.md
+"""
+
+
+def src(text: str) -> str:
+    """Dedent a test's source text, dropping the newline after the opening quotes."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+class Site:
+    """A folder with mkdocs.yml, docs/ and src/engine/arms.py, built for real, strictly.
+
+    The registry is a copy of the snapshot in fixtures/, so these tests do not move when the
+    engine's registry is edited; test_runtime_registry and test_project_site cover the real one.
+    """
+
+    def __init__(self, root: Path, registry: Path = SNAPSHOT_REGISTRY) -> None:
+        self.root = root
+        self.registry = root / "src" / "engine" / "arms.py"
+        self.registry.parent.mkdir(parents=True)
+        shutil.copyfile(registry, self.registry)
+        (root / "docs").mkdir()
+        (root / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+        self.config_text = SITE_CONFIG
+
+    def configure(self, text: str) -> None:
+        """Replace mkdocs.yml (dedented)."""
+        self.config_text = src(text)
+
+    def build(self) -> MkDocsConfig:
+        (self.root / "mkdocs.yml").write_text(self.config_text, encoding="utf-8")
+        config = load_config(
+            config_file=str(self.root / "mkdocs.yml"),
+            strict=True,
+            site_dir=str(self.root / "site"),
+        )
+        build(config)
+        return config
+
+    def page_html(self, page: str = "reference/rrf-arms") -> str:
+        return (self.root / "site" / page / "index.html").read_text(encoding="utf-8")
+
+    def markdown(self, config: MkDocsConfig) -> str:
+        """The Markdown the plugin generated in the build of ``config``."""
+        markdown = config.plugins["arms-doc"].markdown
+        assert markdown is not None
+        return markdown

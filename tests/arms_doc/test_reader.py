@@ -1,0 +1,313 @@
+"""The static reader: registry source in, arm records (or an error naming file and line) out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from arms_doc_testing import src
+
+from arms_doc.reader import Registry, RegistryError, parse_registry, read_registry
+
+ONE_ARM = src('''
+    """Why the arms are data."""
+
+    ARMS = (
+        Arm(
+            name="fts",
+            weight=1.0,
+            needs_query_vector=False,
+            needs_state_plane=False,
+            needs_query_terms=True,
+            prose="Ranks by words.",
+            sql="SELECT 1",
+        ),
+    )
+''')
+
+
+@pytest.fixture
+def read():
+    """Parse dedented registry source as the file ``arms.py``."""
+
+    def parse(text: str, variable: str = "ARMS") -> Registry:
+        return parse_registry(src(text), "arms.py", variable)
+
+    return parse
+
+
+def fails(read, text: str) -> RegistryError:
+    with pytest.raises(RegistryError) as caught:
+        read(text)
+    return caught.value
+
+
+def test_reads_every_field_of_an_arm(read):
+    (arm,) = read(ONE_ARM).arms
+
+    assert (arm.name, arm.weight, arm.prose, arm.sql) == ("fts", 1.0, "Ranks by words.", "SELECT 1")
+    assert (arm.needs_query_vector, arm.needs_state_plane, arm.needs_query_terms) == (
+        False,
+        False,
+        True,
+    )
+
+
+def test_reads_arms_in_registry_order(read):
+    registry = read(
+        """
+        ARMS = (
+            Arm(name="b", weight=1, needs_query_vector=False, needs_state_plane=False,
+                needs_query_terms=False, prose="p", sql="s"),
+            Arm(name="a", weight=1, needs_query_vector=False, needs_state_plane=False,
+                needs_query_terms=False, prose="p", sql="s"),
+        )
+        """
+    )
+
+    assert [arm.name for arm in registry.arms] == ["b", "a"]
+
+
+@pytest.mark.parametrize("written", ["1.0", "1", "0.50", "2e-1", "+0.4"])
+def test_keeps_the_weight_as_written(read, written):
+    (arm,) = read(ONE_ARM.replace("weight=1.0", f"weight={written}")).arms
+
+    assert arm.weight_text == written
+    assert arm.weight == float(written)
+
+
+def test_dedents_indented_prose_and_keeps_raw_prose(read):
+    text = ONE_ARM.replace(
+        'prose="Ranks by words."',
+        'prose="""\n        First line.\n\n          Indented more.\n    """',
+    )
+    (arm,) = read(text).arms
+
+    assert arm.prose == "First line.\n\n  Indented more."
+    assert arm.raw_prose.startswith("\n        First line.")
+
+
+def test_keeps_sql_exactly_as_written(read):
+    (arm,) = read(ONE_ARM.replace('sql="SELECT 1"', 'sql="""\nSELECT path\n  FROM f\n"""')).arms
+
+    assert arm.sql == "\nSELECT path\n  FROM f\n"
+
+
+def test_gives_each_entry_its_line_range(read):
+    (arm,) = read(ONE_ARM).arms
+
+    assert (arm.start_line, arm.end_line) == (4, 12)
+    assert arm.field_lines["prose"] == 10
+
+
+def test_reads_the_module_docstring(read):
+    assert read(ONE_ARM).docstring == "Why the arms are data."
+
+
+def test_a_registry_without_docstring_reads_as_none(read):
+    assert read(ONE_ARM.replace('"""Why the arms are data."""', "")).docstring is None
+
+
+def test_reads_an_annotated_assignment(read):
+    registry = read(ONE_ARM.replace("ARMS = (", "ARMS: tuple[Arm, ...] = ("))
+
+    assert [arm.name for arm in registry.arms] == ["fts"]
+    assert registry.line == 3
+
+
+def test_reads_a_list_literal(read):
+    text = ONE_ARM.replace("ARMS = (", "ARMS = [").replace("    ),\n)", "    ),\n]")
+
+    assert [arm.name for arm in read(text).arms] == ["fts"]
+
+
+def test_reads_a_registry_under_another_name(read):
+    registry = read(ONE_ARM.replace("ARMS =", "RANKERS ="), variable="RANKERS")
+
+    assert registry.variable == "RANKERS"
+
+
+def test_implicitly_concatenated_strings_are_literals(read):
+    (arm,) = read(ONE_ARM.replace('prose="Ranks by words."', 'prose="Ranks " "by words."')).arms
+
+    assert arm.prose == "Ranks by words."
+
+
+def test_accepts_a_qualified_arm_call(read):
+    (arm,) = read(ONE_ARM.replace("Arm(", "arms.Arm(")).arms
+
+    assert arm.name == "fts"
+
+
+def test_ignores_everything_but_the_registry(read):
+    text = ONE_ARM + "\nOTHER = compute()\n\ndef helper():\n    ARMS = None\n"
+
+    assert [arm.name for arm in read(text).arms] == ["fts"]
+
+
+# Errors: each names the file and the line to fix.
+
+
+def test_error_reads_file_line_message():
+    error = RegistryError("src/engine/arms.py", 12, "something is wrong")
+
+    assert str(error) == "src/engine/arms.py:12: something is wrong"
+
+
+def test_registry_that_is_not_a_literal(read):
+    error = fails(read, ONE_ARM.replace("ARMS = (", "ARMS = tuple(make_arms()) or (", 1))
+
+    assert (error.file, error.line) == ("arms.py", 3)
+    assert "must be a tuple or list literal" in error.message
+
+
+def test_registry_built_by_a_comprehension(read):
+    error = fails(read, "ARMS = tuple(Arm(name=n) for n in NAMES)\n")
+
+    assert error.line == 1
+    assert "tuple or list literal" in error.message
+
+
+def test_missing_registry_variable(read):
+    error = fails(read, ONE_ARM.replace("ARMS =", "RANKERS ="))
+
+    assert (error.file, error.line) == ("arms.py", None)
+    assert "no module-level assignment to ARMS" in error.message
+    assert "`variable` option" in error.message
+
+
+def test_registry_assigned_twice(read):
+    error = fails(read, ONE_ARM + "ARMS = ARMS + ()\n")
+
+    assert error.line == 14
+    assert "assigned again (first on line 3)" in error.message
+
+
+def test_unpacked_entries(read):
+    error = fails(read, "ARMS = (*BASE_ARMS,)\n")
+
+    assert error.line == 1
+    assert "unpacks entries" in error.message
+
+
+def test_entry_that_is_not_an_arm_call(read):
+    error = fails(read, "ARMS = (\n    make_arm('fts'),\n)\n")
+
+    assert error.line == 2
+    assert "is not an Arm(...) call" in error.message
+
+
+def test_non_literal_field_value(read):
+    error = fails(read, ONE_ARM.replace("weight=1.0", "weight=DEFAULT_WEIGHT"))
+
+    assert error.line == 6
+    assert "field 'weight' is `DEFAULT_WEIGHT`, not a number literal" in error.message
+
+
+def test_computed_weight_is_not_a_literal(read):
+    error = fails(read, ONE_ARM.replace("weight=1.0", "weight=1.0 / 2"))
+
+    assert error.line == 6
+    assert "not a number literal" in error.message
+
+
+def test_f_string_prose_is_not_a_literal(read):
+    error = fails(read, ONE_ARM.replace('prose="Ranks by words."', 'prose=f"Ranks by {X}."'))
+
+    assert error.line == 10
+    assert "not a string literal" in error.message
+
+
+def test_literal_of_the_wrong_type(read):
+    error = fails(read, ONE_ARM.replace("needs_query_terms=True", 'needs_query_terms="yes"'))
+
+    assert error.line == 9
+    assert "field 'needs_query_terms' is `\"yes\"`, not True or False" in error.message
+
+
+@pytest.mark.parametrize("prose", ['""', '"   "', '"""\n\n"""'])
+def test_arm_with_empty_prose(read, prose):
+    error = fails(read, ONE_ARM.replace('"Ranks by words."', prose))
+
+    assert error.line == 10
+    assert "arm 'fts' has no prose" in error.message
+
+
+def test_arm_without_prose_field(read):
+    error = fails(read, ONE_ARM.replace('        prose="Ranks by words.",\n', ""))
+
+    assert error.line == 4
+    assert "Arm(...) is missing prose" in error.message
+
+
+def test_arm_with_empty_sql(read):
+    error = fails(read, ONE_ARM.replace('sql="SELECT 1"', 'sql=""'))
+
+    assert error.line == 11
+    assert "arm 'fts' has no SQL" in error.message
+
+
+def test_unknown_field(read):
+    error = fails(read, ONE_ARM.replace("weight=1.0,", "weight=1.0,\n        boost=2.0,"))
+
+    assert error.line == 7
+    assert "unknown field 'boost'" in error.message
+    assert "the fields are name, weight" in error.message
+
+
+def test_field_given_twice(read):
+    error = fails(read, ONE_ARM.replace("weight=1.0,", "weight=1.0,\n        weight=2.0,"))
+
+    assert error.line == 7
+    assert "field 'weight' is given twice" in error.message
+
+
+def test_positional_argument(read):
+    error = fails(read, ONE_ARM.replace('name="fts"', '"fts"'))
+
+    assert error.line == 5
+    assert "positional argument" in error.message
+
+
+def test_duplicate_arm_name(read):
+    text = ONE_ARM.replace("    ),\n)", "    ),\n" + ONE_ARM.split("ARMS = (\n")[1])
+
+    error = fails(read, text)
+
+    assert error.line == 14
+    assert "duplicate arm name 'fts' (first defined on line 5)" in error.message
+
+
+def test_arm_name_that_cannot_be_an_sql_identifier(read):
+    error = fails(read, ONE_ARM.replace('name="fts"', 'name="full text"'))
+
+    assert error.line == 5
+    assert "cannot be part of a SQL identifier" in error.message
+
+
+def test_negative_weight(read):
+    error = fails(read, ONE_ARM.replace("weight=1.0", "weight=-0.5"))
+
+    assert error.line == 6
+    assert "weight -0.5; a weight is a finite number >= 0" in error.message
+
+
+def test_empty_registry(read):
+    error = fails(read, "ARMS = ()\n")
+
+    assert error.line == 1
+    assert "holds no arms" in error.message
+
+
+def test_syntax_error_names_its_line(read):
+    error = fails(read, ONE_ARM.replace("weight=1.0,", "weight=1.0 +,"))
+
+    assert error.line == 6
+    assert "not valid Python" in error.message
+
+
+def test_missing_registry_file(tmp_path: Path):
+    with pytest.raises(RegistryError) as caught:
+        read_registry(tmp_path / "arms.py", display="src/engine/arms.py")
+
+    assert str(caught.value).startswith("src/engine/arms.py: no such file")

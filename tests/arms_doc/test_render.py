@@ -1,0 +1,77 @@
+"""Rendering: the template, its filters and the page made from a registry file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from arms_doc_testing import SNAPSHOT_REGISTRY
+from jinja2 import UndefinedError
+
+from arms_doc.page import generate_page
+from arms_doc.render import blockquote, fence, render_page
+
+
+def test_blockquote_quotes_every_line_and_keeps_paragraphs_inside():
+    assert blockquote("One.\n\nTwo,\nthree.") == "> One.\n>\n> Two,\n> three."
+
+
+def test_fence_is_three_backticks_with_a_language():
+    assert fence("SELECT 1", "sql") == "```sql\nSELECT 1\n```"
+
+
+def test_fence_outgrows_a_backtick_run_inside_the_text():
+    assert fence("a\n````\nb") == "`````\na\n````\nb\n`````"
+
+
+def test_a_name_missing_from_the_context_is_an_error_not_a_blank():
+    with pytest.raises(UndefinedError):
+        render_page({"registry": {"file": "arms.py", "variable": "ARMS", "line": 1}})
+
+
+@pytest.fixture
+def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    registry = tmp_path / "arms.py"
+    shutil.copyfile(SNAPSHOT_REGISTRY, registry)
+    return generate_page(
+        registry,
+        display="src/engine/arms.py",
+        link_template="https://example.org/{commit}/{path}#{start}-{end}",
+    ).markdown
+
+
+def test_table_has_the_five_columns(page):
+    assert (
+        "| Arm | Weight | Needs the query vector | Needs the state plane | Needs query terms |"
+        in page
+    )
+
+
+def test_table_prints_weights_as_written(page):
+    assert "| [fts](#fts) | 1.0 | no | no | yes |" in page
+    assert "| [recency](#recency) | 0.5 | no | no | no |" in page
+
+
+def test_each_arm_has_a_heading_and_its_quoted_prose(page):
+    assert "### vector\n\n> The semantic arm finds memories that mean what the query means" in page
+
+
+def test_why_the_arms_are_data_is_the_module_docstring(page):
+    assert "## Why the arms are data\n\nThe ranking arms of a memsift search, as data." in page
+
+
+def test_line_ranges_link_through_the_template_to_head_outside_git(page):
+    assert "[lines 51–81](https://example.org/HEAD/src/engine/arms.py#51-81)" in page
+
+
+def test_a_registry_without_docstring_has_no_why_section(tmp_path: Path):
+    text = SNAPSHOT_REGISTRY.read_text(encoding="utf-8").split('"""\n', 1)[1]
+    registry = tmp_path / "arms.py"
+    registry.write_text(text, encoding="utf-8")
+
+    generated = generate_page(registry, display="arms.py")
+
+    assert "Why the arms are data" not in generated.markdown
+    assert [finding.line for finding in generated.findings] == [1]

@@ -1,0 +1,68 @@
+"""The static reading of src/engine/arms.py is the registry the engine runs.
+
+This is the one place the arms_doc tests import the engine's registry: the page is made from
+the source text, and these tests prove that text means what the runtime sees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+from arms_doc_testing import ENGINE_REGISTRY
+
+import engine.arms
+from arms_doc.checks import quality_findings
+from arms_doc.reader import FIELDS, read_registry
+from arms_doc.statements import assemble_statements
+from engine.arms import ARMS, Arm
+from engine.assemble import Available, assemble
+from engine.scope import ScopeSpec, build_scope
+
+
+@pytest.fixture(scope="module")
+def static():
+    return read_registry(ENGINE_REGISTRY, display="src/engine/arms.py")
+
+
+def test_names_are_the_runtime_names_in_the_runtime_order(static):
+    assert [arm.name for arm in static.arms] == [arm.name for arm in ARMS]
+
+
+def test_weights_are_the_runtime_weights(static):
+    assert [arm.weight for arm in static.arms] == [arm.weight for arm in ARMS]
+
+
+def test_preconditions_are_the_runtime_preconditions(static):
+    def needs(arm):
+        return (arm.needs_query_vector, arm.needs_state_plane, arm.needs_query_terms)
+
+    assert [needs(arm) for arm in static.arms] == [needs(arm) for arm in ARMS]
+
+
+def test_prose_and_sql_are_the_runtime_strings(static):
+    assert [(arm.raw_prose, arm.sql) for arm in static.arms] == [
+        (arm.prose, arm.sql) for arm in ARMS
+    ]
+
+
+def test_docstring_is_the_runtime_module_docstring(static):
+    assert static.docstring == inspect.getdoc(engine.arms)
+
+
+def test_reader_knows_exactly_the_fields_of_arm():
+    assert tuple(field.name for field in dataclasses.fields(Arm)) == FIELDS
+
+
+def test_the_registry_has_no_quality_findings(static):
+    assert quality_findings(static) == []
+
+
+def test_page_statements_are_the_statements_a_search_runs(static):
+    scope = build_scope(ScopeSpec()).sql
+    statements = assemble_statements(static)
+
+    assert statements.full.sql == assemble(Available(), scope, arms=ARMS).sql
+    floor = Available(query_vector=False, state_plane=False, query_terms=True)
+    assert statements.lexical_floor.sql == assemble(floor, scope, arms=ARMS).sql
