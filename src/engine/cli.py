@@ -15,14 +15,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
+import apsw
 import click
 
 from engine import state as state_plane
-from engine.db import IndexMissing, open_index, read_meta
+from engine.db import IndexMissing, open_index
 from engine.embedder import EmbedderError
-from engine.indexer import index_store, pending_changes
+from engine.indexer import index_store
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search
+from engine.status import stale_state_paths, store_status
 from engine.store import Store, StoreError, open_store
 
 
@@ -48,6 +50,13 @@ def user_errors(debug: bool) -> Iterator[None]:
         if debug:
             traceback.print_exc()
         fail(str(exc))
+    except apsw.Error as exc:
+        if debug:
+            traceback.print_exc()
+        fail(
+            f"SQLite: {exc} (if the index is damaged, delete .memsift/index.db and re-index; "
+            "state.db is separate and kept)"
+        )
 
 
 def emit(data: object) -> None:
@@ -320,42 +329,31 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{key:>17}: {value}")
 
 
-def store_status(store: Store) -> dict[str, object]:
-    config = store.config()
-    conn = open_index(store.index_path)
-    try:
-        (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
-        model = config.model
-        chunks, embedded = conn.execute(
-            "SELECT count(*), count(e.hash) FROM chunks AS c "
-            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-            (model or "",),
-        ).fetchone()
-        dim = conn.execute(
-            "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
-        ).fetchone()
-        changes = pending_changes(store, conn)
-        complete = read_meta(conn, "complete") == "1"
-        indexed_at = read_meta(conn, "indexed_at")
-    finally:
-        conn.close()
-    known = set(state_plane.state_paths(store))
-    return {
-        "store": str(store.root),
-        "files": files,
-        "chunks": chunks,
-        "embedded_chunks": embedded,
-        "vector_coverage": round(embedded / chunks, 4) if chunks else None,
-        "model": model,
-        "dimension": dim[0] if dim else None,
-        "index_db": str(store.index_path),
-        "state_db": str(store.state_path) if store.state_path.exists() else None,
-        "state_rows": len(known),
-        "indexed_at": indexed_at,
-        "last_run_complete": complete,
-        "changed_since_index": any(changes.values()) or not complete,
-        "changes": changes,
-    }
+@cli.group(name="state")
+def state_group() -> None:
+    """Inspect and tidy the durable state plane (.memsift/state.db)."""
+
+
+@state_group.command(name="prune")
+@click.option("--dry-run", is_flag=True, help="List the rows that would go; delete nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was (or would be) pruned.")
+@click.pass_context
+def state_prune(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
+    """Delete state rows whose memory file no longer exists in the store.
+
+    Nothing else ever deletes state: a memory that disappears keeps its row (it may come back,
+    e.g. from version control) until you prune.
+    """
+    store = get_store(ctx)
+    with user_errors(ctx.obj["debug"]):
+        stale = stale_state_paths(store)
+        removed = 0 if dry_run else state_plane.prune(store, stale)
+    if as_json:
+        emit({"stale": stale, "removed": removed, "dry_run": dry_run})
+        return
+    for path in stale:
+        click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
+    click.echo(f"{len(stale)} stale row(s); {removed} removed")
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
@@ -442,5 +440,15 @@ def eval_command(
 
 
 def main() -> None:
-    """Console entry point."""
-    cli(prog_name="memsift")
+    """Console entry point: the last line of defence keeps tracebacks behind --debug."""
+    try:
+        cli(prog_name="memsift")
+    except Exception as exc:
+        if "--debug" in sys.argv[1:]:
+            raise
+        click.echo(
+            f"memsift: unexpected {type(exc).__name__}: {exc} "
+            "(rerun with --debug for the traceback, and please report it)",
+            err=True,
+        )
+        sys.exit(2)

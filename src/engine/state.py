@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import apsw
+
 from engine.db import open_state
 from engine.store import Store
 
@@ -82,7 +84,7 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
         conn.close()
 
 
-def get_access(conn, path: str) -> Access:  # type: ignore[no-untyped-def]
+def get_access(conn: apsw.Connection, path: str) -> Access:
     row = conn.execute(
         "SELECT path, access_count, last_accessed_at, outcome_score FROM access WHERE path = ?",
         (path,),
@@ -112,5 +114,19 @@ def state_paths(store: Store) -> list[str]:
     conn = open_state(store.state_path)
     try:
         return [row[0] for row in conn.execute("SELECT path FROM access ORDER BY path")]
+    finally:
+        conn.close()
+
+
+def prune(store: Store, paths: list[str]) -> int:
+    """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+    if not paths or not store.state_path.exists():
+        return 0
+    conn = open_state(store.state_path)
+    try:
+        before = conn.total_changes()
+        with conn:
+            conn.executemany("DELETE FROM access WHERE path = ?", [(p,) for p in paths])
+        return conn.total_changes() - before
     finally:
         conn.close()

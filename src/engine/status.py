@@ -1,0 +1,59 @@
+"""What a store's index and state plane hold, and how far they are from the files.
+
+``memsift status`` prints this; it is also what a user checks before trusting a search: vector
+coverage below 0.95 drops the vector arm, files changed since the last run are not searchable
+yet, and state rows whose memory is gone are listed (removed only by ``memsift state prune``).
+"""
+
+from __future__ import annotations
+
+from engine import state as state_plane
+from engine.db import open_index, read_meta
+from engine.indexer import pending_changes
+from engine.store import Store
+
+
+def stale_state_paths(store: Store) -> list[str]:
+    """State rows whose memory file no longer exists in the store."""
+    return [p for p in state_plane.state_paths(store) if not (store.root / p).is_file()]
+
+
+def store_status(store: Store) -> dict[str, object]:
+    """Counts, coverage, model, database paths and pending changes, as one JSON-ready dict."""
+    config = store.config()
+    conn = open_index(store.index_path)
+    try:
+        (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
+        model = config.model
+        chunks, embedded = conn.execute(
+            "SELECT count(*), count(e.hash) FROM chunks AS c "
+            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+            (model or "",),
+        ).fetchone()
+        dim = conn.execute(
+            "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
+        ).fetchone()
+        changes = pending_changes(store, conn)
+        complete = read_meta(conn, "complete") == "1"
+        indexed_at = read_meta(conn, "indexed_at")
+    finally:
+        conn.close()
+    known = state_plane.state_paths(store)
+    stale = stale_state_paths(store)
+    return {
+        "store": str(store.root),
+        "files": files,
+        "chunks": chunks,
+        "embedded_chunks": embedded,
+        "vector_coverage": round(embedded / chunks, 4) if chunks else None,
+        "model": model,
+        "dimension": dim[0] if dim else None,
+        "index_db": str(store.index_path),
+        "state_db": str(store.state_path) if store.state_path.exists() else None,
+        "state_rows": len(known),
+        "stale_state_rows": stale,
+        "indexed_at": indexed_at,
+        "last_run_complete": complete,
+        "changed_since_index": any(changes.values()) or not complete,
+        "changes": changes,
+    }

@@ -1,0 +1,182 @@
+"""Promises about killed runs and concurrent use, each kept by a test that fails if it breaks.
+
+The indexer runs in a child process (a real process, killed with SIGKILL) with a deliberately
+slow stand-in embedder and small batches, so a kill lands mid-transaction often.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import state
+from engine.db import open_index
+from engine.search import search
+from engine.store import open_store
+
+WORKER = textwrap.dedent(
+    """
+    import hashlib, sys, time
+    import numpy as np
+    from engine import indexer
+    from engine.store import open_store
+
+    class SlowEmbedder:
+        name, dim = "test-slow", 8
+        def embed(self, texts):
+            time.sleep(0.002 * len(texts))
+            out = np.zeros((len(texts), 8), dtype=np.float32)
+            for row, text in enumerate(texts):
+                digest = hashlib.sha256(text.encode()).digest()
+                out[row] = np.frombuffer(digest[:32], dtype=np.uint32)[:8] % 97 + 1
+            return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    indexer.WRITE_BATCH = 4
+    indexer.EMBED_BATCH = 4
+    print("ready", flush=True)
+    indexer.index_store(open_store(sys.argv[1]), embedder=SlowEmbedder())
+    print("done", flush=True)
+    """
+)
+
+
+def start_worker(root: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(root)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready"
+    return process
+
+
+def finish(process: subprocess.Popen[str]) -> int:
+    code = process.wait(timeout=120)
+    assert process.stdout is not None
+    process.stdout.close()
+    return code
+
+
+def run_worker(root: Path) -> None:
+    assert finish(start_worker(root)) == 0
+
+
+def write_corpus(root: Path, rng: random.Random, count: int) -> None:
+    words = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
+    for number in range(count):
+        sentences = rng.randint(1, 60)
+        body = " ".join(
+            " ".join(rng.choices(words, k=rng.randint(4, 14))).capitalize() + "."
+            for _ in range(sentences)
+        )
+        path = root / f"dir{number % 5}" / f"note-{number:03d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\ntitle: Note {number} {rng.choice(words)}\n---\n{body}\n")
+
+
+def mutate(root: Path, rng: random.Random) -> None:
+    """Edit, delete, rename and add a few files, so every run has real work to do."""
+    files = sorted(root.rglob("*.md"))
+    for path in rng.sample(files, 12):
+        path.write_text(path.read_text() + f"\nEdited {rng.random()}.\n")
+    rng.choice(files).unlink()
+    survivor = rng.choice([p for p in files if p.exists()])
+    survivor.rename(survivor.with_name(f"renamed-{rng.randint(0, 10**9)}.md"))
+    write_corpus(root / f"added-{rng.randint(0, 10**9)}", rng, 2)
+
+
+def snapshot(index: Path) -> dict[str, list[tuple[object, ...]]]:
+    """The logical content of an index, independent of rowids and timing."""
+    conn = open_index(index)
+    try:
+        return {
+            "files": conn.execute(
+                "SELECT path, title, kind, event_at, updated_at, tags, archived, content_hash, "
+                "body FROM files ORDER BY path"
+            ).fetchall(),
+            "chunks": conn.execute(
+                "SELECT f.path, c.seq, c.text, c.hash FROM chunks c JOIN files f "
+                "ON f.id = c.file_id ORDER BY f.path, c.seq"
+            ).fetchall(),
+            "embeddings": conn.execute(
+                "SELECT hash, model, dim, vector FROM embeddings ORDER BY hash"
+            ).fetchall(),
+        }
+    finally:
+        conn.close()
+
+
+def assert_consistent(index: Path) -> None:
+    conn = open_index(index)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+        orphans = conn.execute(
+            "SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)"
+        ).fetchone()
+        assert orphans == (0,)
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_sigkill_at_random_moments_never_corrupts_and_a_rerun_converges(tmp_path):
+    rng = random.Random(20261130)
+    root = tmp_path / "store"
+    write_corpus(root, rng, 60)
+    kills = runs = 0
+    while kills < 20 and runs < 60:
+        runs += 1
+        mutate(root, rng)
+        process = start_worker(root)
+        time.sleep(rng.uniform(0.0, 0.25))
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            kills += 1
+        finish(process)
+        if (root / ".memsift" / "index.db").exists():
+            assert_consistent(root / ".memsift" / "index.db")
+    assert kills == 20
+    run_worker(root)
+    clean = tmp_path / "clean"
+    shutil.copytree(root, clean, ignore=shutil.ignore_patterns(".memsift"))
+    run_worker(clean)
+    assert_consistent(root / ".memsift" / "index.db")
+    assert snapshot(root / ".memsift" / "index.db") == snapshot(clean / ".memsift" / "index.db")
+
+
+def test_searches_read_and_reinforce_succeed_while_an_index_run_writes(tmp_path):
+    rng = random.Random(7)
+    root = tmp_path / "store"
+    write_corpus(root, rng, 80)
+    run_worker(root)
+    store = open_store(root)
+    write_corpus(root / "more", rng, 80)
+    process = start_worker(root)
+    searches = reads = 0
+    try:
+        while process.poll() is None or searches < 5:
+            result = search(store, rng.choice(["alpha", "gamma delta", "omega"]), use_vector=False)
+            assert result.hits
+            searches += 1
+            state.record_access(store, "dir0/note-000.md")
+            state.reinforce(store, "dir1/note-001.md", 1)
+            reads += 1
+    finally:
+        code = finish(process)
+    assert code == 0
+    assert searches >= 5
+    conn = state.open_state(store.state_path)
+    try:
+        assert state.get_access(conn, "dir0/note-000.md").access_count == reads
+    finally:
+        conn.close()
