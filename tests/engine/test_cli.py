@@ -132,3 +132,23 @@ def test_state_plane_brings_in_salience(example_store):
     run("read", "facts/environments.md", store=example_store)
     data = json.loads(run("search", "environments", "--json", store=example_store).stdout)
     assert "salience" in data["arms_fired"]
+
+
+def test_debug_flag_shows_the_traceback(example_store):
+    result = CliRunner().invoke(
+        cli, ["--store", str(example_store), "--debug", "search", "x", "--since", "soon"]
+    )
+    assert result.exit_code == 2
+    assert "Traceback" in result.output
+
+
+def test_state_prune_dry_run_lists_and_keeps(tmp_path):
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nalpha", encoding="utf-8")
+    assert run("read", "a.md", store=root).exit_code == 0
+    (root / "a.md").unlink()
+    dry = json.loads(run("state", "prune", "--dry-run", "--json", store=root).stdout)
+    assert dry == {"stale": ["a.md"], "removed": 0, "dry_run": True}
+    done = json.loads(run("state", "prune", "--json", store=root).stdout)
+    assert done["removed"] == 1

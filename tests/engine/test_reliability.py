@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HashEmbedder
 from engine import state
 from engine.db import open_index
+from engine.indexer import index_store
 from engine.search import search
+from engine.status import stale_state_paths, store_status
 from engine.store import open_store
 
 WORKER = textwrap.dedent(
@@ -180,3 +183,48 @@ def test_searches_read_and_reinforce_succeed_while_an_index_run_writes(tmp_path)
         assert state.get_access(conn, "dir0/note-000.md").access_count == reads
     finally:
         conn.close()
+
+
+def test_unreadable_file_is_skipped_with_a_reason(make_store, hash_embedder, monkeypatch):
+    store = make_store({"a.md": "# A\n\nalpha", "locked.md": "# L\n\nlocked"})
+    real_read = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["a.md"]
+    assert report.skipped == [("locked.md", "cannot read: Permission denied")]
+
+
+def test_symlink_loop_is_reported_and_not_followed(make_store, hash_embedder):
+    store = make_store({"sub/a.md": "# A\n\nalpha"})
+    (store.root / "sub" / "loop").symlink_to(store.root, target_is_directory=True)
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["sub/a.md"]
+    assert report.skipped == [("sub/loop", "symlink (not followed)")]
+
+
+def test_switching_the_embedding_model_keeps_every_state_row(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    state.reinforce(store, "b.md", -1)
+    index_store(store, embedder=HashEmbedder(name="another-model", dim=8))
+    assert state.state_paths(store) == ["a.md", "b.md"]
+
+
+def test_state_rows_of_deleted_memories_stay_until_pruned(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    state.record_access(store, "b.md")
+    (store.root / "a.md").unlink()
+    index_store(store, embedder=hash_embedder)
+    assert state.state_paths(store) == ["a.md", "b.md"]
+    assert store_status(store)["stale_state_rows"] == ["a.md"]
+    assert state.prune(store, stale_state_paths(store)) == 1
+    assert state.state_paths(store) == ["b.md"]
