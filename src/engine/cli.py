@@ -183,7 +183,19 @@ def search_command(
     as_json: bool,
     explain: bool,
 ) -> None:
-    """Search the store. Exit code 1 when nothing is found."""
+    """Search the store for QUERY.
+
+    One SQL statement fuses the full-text, semantic, recency and salience rankings. Archived
+    memories and tasks are out of scope unless asked for (--include-archived, --kind task).
+    Prints rank, title, path and a snippet; which arms ran (and why any dropped) goes to
+    stderr. Exit code 1 when nothing is found.
+
+    \b
+    Examples:
+      memsift search "staging database port"
+      memsift search "flaky tests" --kind episodic --since 2026-09-01 --explain
+      memsift search "rotation" --tag infra --json
+    """
     store = get_store(ctx)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
