@@ -294,9 +294,13 @@ def queries(
     words = vocabulary()
     p = zipf_p()
     content_p = p[QUERY_SKIP_TOP:] / p[QUERY_SKIP_TOP:].sum()
-    (in_scope,) = conn.execute(
-        f"SELECT count(*) FROM chunks AS c JOIN files AS f ON f.id = c.file_id WHERE {scope_sql}"
-    ).fetchone()
+    in_scope = [
+        chunk_id
+        for (chunk_id,) in conn.execute(
+            f"SELECT c.id FROM chunks AS c JOIN files AS f ON f.id = c.file_id WHERE {scope_sql} "
+            "ORDER BY c.id"
+        )
+    ]
     out = []
     seen: set[str] = set()
     while len(out) < count:
@@ -310,12 +314,11 @@ def queries(
         if text in seen:
             continue
         seen.add(text)
-        offset = int(rng.integers(0, in_scope))
+        chunk_id = in_scope[int(rng.integers(0, len(in_scope)))]
         (blob,) = conn.execute(
-            "SELECT e.vector FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
-            f"JOIN embeddings AS e ON e.hash = c.hash WHERE {scope_sql} "
-            "ORDER BY c.id LIMIT 1 OFFSET ?",
-            (offset,),
+            "SELECT e.vector FROM chunks AS c JOIN embeddings AS e ON e.hash = c.hash "
+            "WHERE c.id = ?",
+            (chunk_id,),
         ).fetchone()
         near = np.frombuffer(blob, dtype="<f4")
         noise = unit_rows(rng, 1, dim)[0]

@@ -29,7 +29,7 @@ from engine.chunking import chunk_text
 from engine.db import open_index, read_meta, write_meta
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.memory import Memory, Skip, parse_memory
-from engine.store import Store, walk
+from engine.store import Store, open_store, walk
 
 #: ``progress(phase, done, total)``; phase is "scan" or "embed".
 Progress = Callable[[str, int, int], None]
@@ -89,7 +89,7 @@ def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
 
 
 def index_store(
-    store: Store,
+    store: Store | str | os.PathLike[str],
     *,
     embed: bool = True,
     embedder: Embedder | None = None,
@@ -100,6 +100,8 @@ def index_store(
     ``embedder`` overrides the configured model (tests, other backends); ``embed=False`` indexes
     lexically only and leaves existing vectors alone.
     """
+    if not isinstance(store, Store):
+        store = open_store(store)
     config = store.config()
     if embed and embedder is None:
         embedder = make_embedder(config.model)

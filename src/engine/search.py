@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from engine.db import open_index, read_meta
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
-from engine.store import Store
+from engine.store import Store, open_store
 
 DEFAULT_LIMIT = 10
 CANDIDATE_LIMIT = 40
@@ -158,7 +159,7 @@ def choose_fts_form(
 
 
 def search(
-    store: Store,
+    store: Store | str | os.PathLike[str],
     query: str,
     *,
     limit: int = DEFAULT_LIMIT,
@@ -174,6 +175,8 @@ def search(
     """
     if limit < 1:
         raise ValueError("limit must be at least 1")
+    if not isinstance(store, Store):
+        store = open_store(store)
     config = store.config()
     spec = scope or ScopeSpec()
     built = build_scope(spec)
