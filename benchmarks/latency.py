@@ -38,6 +38,7 @@ from synthetic import (
     write_markdown,
 )
 
+import engine.arms
 from engine.db import open_index
 from engine.scope import ScopeSpec, build_scope
 from engine.search import attach_state, search
@@ -161,16 +162,17 @@ def run_phase(
 
 
 def store_dir(cache: Path, files: int, dim: int) -> Path:
-    engine_src = HERE.parent / "src" / "engine"
+    """The cached store's folder: a new one whenever the generator or the engine code that
+    shapes the index (schema, chunking, the indexer's keys and coverage) changes."""
+    import engine.chunking
+    import engine.db
+    import engine.indexer
+
+    modules = (engine.db, engine.chunking, engine.indexer)
+    code = [Path(str(module.__file__)) for module in modules]
     key = "-".join(
-        [
-            f"g{GENERATOR_VERSION}",
-            f"n{files}",
-            f"d{dim}",
-            f"s{SEED}",
-            file_hash(engine_src / "db.py", 8),
-            file_hash(engine_src / "chunking.py", 8),
-        ]
+        [f"g{GENERATOR_VERSION}", f"n{files}", f"d{dim}", f"s{SEED}"]
+        + [file_hash(path, 8) for path in code]
     )
     return cache / key
 
@@ -645,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "latency",
         "format": 1,
         "timestamp": now_utc(),
-        "registry_sha256": registry_hash(),
+        "registry_sha256": registry_hash(Path(engine.arms.__file__)),
         "registry_path": "src/engine/arms.py",
         "git": git_state(),
         "load_average_at_start": busy,

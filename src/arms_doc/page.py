@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arms_doc.checks import Finding, quality_findings
+from arms_doc.measured import buys_context
 from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import Registry, read_registry
 from arms_doc.render import render_page
+from arms_doc.results import Results
 from arms_doc.statements import Statement, Statements, assemble_statements
 
 
@@ -32,15 +34,20 @@ def generate_page(
     display: str,
     variable: str = "ARMS",
     link_template: str | None = None,
+    results: Results | None = None,
+    measured_link: str | None = None,
 ) -> GeneratedPage:
     """Build the page for the registry at ``path`` (shown to readers as ``display``).
 
-    Raises :class:`arms_doc.reader.RegistryError` for a registry that cannot be read.
+    ``results`` feed the "What each arm buys" section; ``measured_link`` is the Measured
+    page's path relative to this page, for a link to it. Raises
+    :class:`arms_doc.reader.RegistryError` for a registry that cannot be read.
     """
     registry = read_registry(path, variable, display=display)
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     context = page_context(registry, statements, git_info(path), link_template)
+    context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
     return GeneratedPage(render_page(context), registry, findings)
 
 

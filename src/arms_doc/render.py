@@ -1,4 +1,4 @@
-"""Render the arms page from a plain context with the Jinja2 template shipped in the package.
+"""Render the generated pages from plain contexts with the Jinja2 templates in the package.
 
 ``StrictUndefined`` turns a name the template uses but the context lacks into an error at build
 time, instead of an empty spot on the page.
@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from functools import cache
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markdown.extensions.toc import slugify
 
 TEMPLATE = "rrf-arms.md.j2"
+MEASURED_TEMPLATE = "measured.md.j2"
 
 
 def blockquote(text: str) -> str:
@@ -31,6 +33,16 @@ def fence(text: str, language: str = "") -> str:
     return f"{ticks}{language}\n{text}\n{ticks}"
 
 
+def cell(text: object) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def slug(text: str) -> str:
+    """The anchor Python-Markdown's toc extension gives a heading with this text."""
+    return slugify(text, "-")
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -44,10 +56,21 @@ def environment() -> Environment:
     env.filters["blockquote"] = blockquote
     env.filters["yes_no"] = yes_no
     env.filters["fence"] = fence
+    env.filters["cell"] = cell
+    env.filters["slug"] = slug
     return env
 
 
-def render_page(context: Mapping[str, object]) -> str:
-    """The page's Markdown for ``context`` (see :func:`arms_doc.page.page_context`)."""
-    text = environment().get_template(TEMPLATE).render(**context)
+def render(template: str, context: Mapping[str, object]) -> str:
+    text = environment().get_template(template).render(**context)
     return text.rstrip("\n") + "\n"
+
+
+def render_page(context: Mapping[str, object]) -> str:
+    """The arms page's Markdown for ``context`` (see :func:`arms_doc.page.page_context`)."""
+    return render(TEMPLATE, context)
+
+
+def render_measured(context: Mapping[str, object]) -> str:
+    """The Measured page's Markdown (see :func:`arms_doc.measured.measured_context`)."""
+    return render(MEASURED_TEMPLATE, context)

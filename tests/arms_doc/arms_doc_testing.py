@@ -1,4 +1,4 @@
-"""Helpers for the arms_doc tests: dedented sources and real MkDocs sites in tmp_path.
+"""Helpers for the arms_doc tests: dedented sources, result files and real MkDocs sites.
 
 Not a conftest.py: the engine tests import names from tests/conftest.py as ``conftest``, and a
 second conftest module here would shadow it.
@@ -6,9 +6,12 @@ second conftest module here would shadow it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
@@ -16,7 +19,11 @@ from mkdocs.config.defaults import MkDocsConfig
 
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_REGISTRY = REPO / "src" / "engine" / "arms.py"
-SNAPSHOT_REGISTRY = Path(__file__).parent / "fixtures" / "registry_snapshot.py"
+FIXTURES = Path(__file__).parent / "fixtures"
+SNAPSHOT_REGISTRY = FIXTURES / "registry_snapshot.py"
+#: Hand-made results files in the shape benchmarks/quality.py and latency.py write.
+QUALITY_FIXTURE = FIXTURES / "quality.json"
+LATENCY_FIXTURE = FIXTURES / "latency.json"
 
 #: A minimal site: the default theme (fast), the plugin with its defaults, the page in nav.
 SITE_CONFIG = """\
@@ -35,6 +42,15 @@ def src(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
+def fixture_document(name: str) -> dict[str, Any]:
+    """A fresh copy of the results fixture ``quality.json`` or ``latency.json``."""
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 class Site:
     """A folder with mkdocs.yml, docs/ and src/engine/arms.py, built for real, strictly.
 
@@ -50,6 +66,7 @@ class Site:
         (root / "docs").mkdir()
         (root / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
         self.config_text = SITE_CONFIG
+        self.results = root / "benchmarks" / "results"
 
     def configure(self, text: str) -> None:
         """Replace mkdocs.yml (dedented)."""
@@ -65,11 +82,32 @@ class Site:
         build(config)
         return config
 
+    def write_result(
+        self,
+        name: str,
+        document: dict[str, Any] | None = None,
+        *,
+        registry_sha256: str | None = None,
+    ) -> dict[str, Any]:
+        """Write ``name`` (the fixture unless ``document`` is given) into the results folder,
+        stamped with the registry's current hash unless ``registry_sha256`` is given."""
+        document = fixture_document(name) if document is None else document
+        document["registry_sha256"] = registry_sha256 or sha256_of(self.registry)
+        self.results.mkdir(parents=True, exist_ok=True)
+        (self.results / name).write_text(json.dumps(document, indent=2), encoding="utf-8")
+        return document
+
     def page_html(self, page: str = "reference/rrf-arms") -> str:
         return (self.root / "site" / page / "index.html").read_text(encoding="utf-8")
 
     def markdown(self, config: MkDocsConfig) -> str:
         """The Markdown the plugin generated in the build of ``config``."""
         markdown = config.plugins["arms-doc"].markdown
+        assert markdown is not None
+        return markdown
+
+    def measured_markdown(self, config: MkDocsConfig) -> str:
+        """The Markdown of the Measured page generated in the build of ``config``."""
+        markdown = config.plugins["arms-doc"].measured_markdown
         assert markdown is not None
         return markdown

@@ -1,4 +1,4 @@
-"""The project's own site: built strictly, with the arms page really in it.
+"""The project's own site: built strictly, with the arms page and the Measured page really in it.
 
 Other engines that read mkdocs.yml skip unknown plugins without a word, so the test looks for
 the page in the built site rather than trusting that the build passed.
@@ -35,6 +35,14 @@ def test_site_has_the_arms_page_with_every_arm_heading_and_weight(site: Path):
     for arm in read_registry(ENGINE_REGISTRY).arms:
         assert f'<h3 id="{arm.name}">{arm.name}<a class="headerlink"' in html
         assert f'<td><a href="#{arm.name}">{arm.name}</a></td>\n<td>{arm.weight_text}</td>' in html
+
+
+def test_site_has_the_measured_page(site: Path):
+    html = (site / "reference" / "measured" / "index.html").read_text(encoding="utf-8")
+
+    assert '<h1 id="measured">Measured<a class="headerlink"' in html
+    assert '<h2 id="quality">Quality<a class="headerlink"' in html
+    assert '<h2 id="latency">Latency<a class="headerlink"' in html
 
 
 def test_site_has_the_generated_cli_reference(site: Path):

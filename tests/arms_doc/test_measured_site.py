@@ -1,0 +1,229 @@
+"""Real strict builds with benchmark results: the Measured page, what each arm buys, staleness."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import pytest
+from arms_doc_testing import Site
+from mkdocs.exceptions import Abort
+
+from arms_doc.plugin import ArmsDocPlugin
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Site:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    return Site(tmp_path / "project")
+
+
+def section(markdown: str, heading: str) -> str:
+    """The text of the ``## heading`` section."""
+    start = markdown.index(f"## {heading}\n")
+    end = markdown.find("\n## ", start + 1)
+    return markdown[start : end if end != -1 else None]
+
+
+def test_measured_page_is_built_from_the_results(site: Site):
+    site.write_result("quality.json")
+    site.write_result("latency.json")
+
+    site.build()
+    html = site.page_html("reference/measured")
+
+    assert '<h1 id="measured">Measured</h1>' in html
+    assert '<h3 id="tiny-a">tiny-a</h3>' in html
+    assert "<svg " in html and "</svg>" in html
+
+
+def test_the_chart_has_one_point_per_measured_size(site: Site):
+    site.write_result("latency.json")
+
+    site.build()
+    html = site.page_html("reference/measured")
+
+    fused = re.findall(r'<circle class="point" data-series="fused" data-files="(\d+)"', html)
+    assert sorted(map(int, fused)) == [2000, 10000, 50000]
+
+
+def buys_tables(markdown: str) -> dict[str, dict[str, list[float]]]:
+    """Set name -> arm -> [nDCG@10 without it, what it buys, nDCG@10 alone], as printed."""
+    tables: dict[str, dict[str, list[float]]] = {}
+    rows: dict[str, list[float]] = {}
+    for line in section(markdown, "What each arm buys").splitlines():
+        if heading := re.match(r"^\*\*(.+)\*\*, ", line):
+            rows = tables.setdefault(heading[1], {})
+        elif row := re.match(r"^\| (\w+) \| ([-+.\d]+) \| ([-+.\d]+) \| ([-+.\d]+) \|$", line):
+            rows[row[1]] = [float(row[2]), float(row[3]), float(row[4])]
+    return tables
+
+
+def test_what_each_arm_buys_equals_the_deltas_in_the_results_file(site: Site):
+    document = site.write_result("quality.json")
+
+    tables = buys_tables(site.markdown(site.build()))
+
+    assert list(tables) == list(document["sets"])
+    for name, rows in tables.items():
+        ablation = document["sets"][name]["ablation"]
+        fused = ablation["fused"]["ndcg@10"]
+        assert rows == {
+            arm: [
+                ablation[f"without {arm}"]["ndcg@10"],
+                round(fused - ablation[f"without {arm}"]["ndcg@10"], 4),
+                ablation[f"only {arm}"]["ndcg@10"],
+            ]
+            for arm in ("fts", "vector", "recency", "salience")
+        }
+
+
+def test_the_arms_page_links_to_the_measured_page(site: Site):
+    site.write_result("quality.json")
+
+    site.build()
+
+    assert '<a href="../measured/">Measured</a>' in site.page_html()
+
+
+def test_missing_results_still_build_both_pages_with_a_note(site: Site, caplog):
+    with caplog.at_level(logging.INFO):
+        config = site.build()
+
+    measured = site.measured_markdown(config)
+    for kind in ("quality", "latency"):
+        assert (
+            f"No {kind} results are recorded: `benchmarks/results/{kind}.json` does not exist; "
+            f"run `python benchmarks/{kind}.py` to make it." in measured
+        )
+    buys = section(site.markdown(config), "What each arm buys").splitlines()
+    assert [line for line in buys if line] == [
+        "## What each arm buys",
+        "No quality results are recorded yet (`benchmarks/results/quality.json` does not "
+        "exist), so this page cannot say what each arm buys; `python benchmarks/quality.py` "
+        "measures it.",
+    ]
+    assert (site.root / "site" / "reference" / "measured" / "index.html").exists()
+    assert "benchmarks/results/latency.json does not exist" in caplog.text
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def test_a_missing_latency_file_leaves_the_quality_figures(site: Site):
+    site.write_result("quality.json")
+
+    measured = site.measured_markdown(site.build())
+
+    assert "### tiny-a" in measured
+    assert "No latency results are recorded" in measured
+
+
+def test_a_stale_results_file_fails_the_strict_build(site: Site, caplog):
+    site.write_result("quality.json", registry_sha256="a" * 64)
+
+    with caplog.at_level(logging.WARNING), pytest.raises(Abort, match="1 warnings in strict mode"):
+        site.build()
+
+    assert (
+        "arms-doc: benchmarks/results/quality.json was made with another version of "
+        "src/engine/arms.py" in caplog.text
+    )
+    assert "refresh them with `python benchmarks/quality.py`" in caplog.text
+
+
+def test_editing_the_registry_makes_the_results_stale(site: Site, caplog):
+    site.write_result("latency.json")
+    site.build()
+    text = site.registry.read_text(encoding="utf-8")
+    site.registry.write_text(text.replace("weight=0.5,", "weight=0.6,", 1), encoding="utf-8")
+
+    with caplog.at_level(logging.WARNING), pytest.raises(Abort, match="1 warnings in strict mode"):
+        site.build()
+
+    assert "refresh them with `python benchmarks/latency.py`" in caplog.text
+
+
+def test_malformed_results_stop_the_build_naming_file_and_line(site: Site, caplog):
+    site.results.mkdir(parents=True)
+    (site.results / "latency.json").write_text('{\n  "stores": [\n}\n', encoding="utf-8")
+
+    with pytest.raises(Abort, match="BuildError"):
+        site.build()
+
+    assert "arms-doc: benchmarks/results/latency.json:3:1: not valid JSON" in caplog.text
+    assert not (site.root / "site" / "reference" / "measured" / "index.html").exists()
+
+
+def test_a_real_file_at_the_measured_page_path_is_refused(site: Site, caplog):
+    real = site.root / "docs" / "reference" / "measured.md"
+    real.parent.mkdir()
+    real.write_text("# Hand-written figures\n", encoding="utf-8")
+
+    with pytest.raises(Abort, match="BuildError"):
+        site.build()
+
+    assert (
+        "arms-doc: a real file already sits at the generated page's path reference/measured.md"
+        in caplog.text
+    )
+    assert "Delete that file, or set `measured_page:` under arms-doc to another path." in (
+        caplog.text
+    )
+
+
+def test_the_options_move_the_results_folder_and_the_page(site: Site):
+    site.configure(
+        """
+        site_name: t
+        theme: mkdocs
+        plugins:
+          - arms-doc:
+              results: figures
+              measured_page: about/numbers.md
+        """
+    )
+    site.results = site.root / "figures"
+    site.write_result("quality.json")
+
+    config = site.build()
+
+    assert "[Measured](../about/numbers.md)" in site.markdown(config)
+    assert "`figures/quality.json`" in site.measured_markdown(config)
+    assert (site.root / "site" / "about" / "numbers" / "index.html").exists()
+
+
+def test_the_two_pages_cannot_share_a_path(site: Site, caplog):
+    site.configure(
+        """
+        site_name: t
+        theme: mkdocs
+        plugins:
+          - arms-doc:
+              measured_page: reference/rrf-arms.md
+        """
+    )
+
+    with pytest.raises(Abort):
+        site.build()
+
+    assert "page and measured_page are both reference/rrf-arms.md" in caplog.text
+
+
+class RecordingServer:
+    def __init__(self) -> None:
+        self.watched: list[str] = []
+
+    def watch(self, path: str) -> None:
+        self.watched.append(path)
+
+
+def test_serve_watches_the_results_folder(site: Site):
+    site.write_result("quality.json")
+    config = site.build()
+    plugin = config.plugins["arms-doc"]
+    assert isinstance(plugin, ArmsDocPlugin)
+    server = RecordingServer()
+
+    plugin.on_serve(server, config=config, builder=None)
+
+    assert str(site.results.resolve()) in server.watched
