@@ -370,7 +370,7 @@ def phase_index_embed(workdir: str, files: int, trace: bool) -> dict:
     """The real indexer with the real embedder against the raw embedder on the same texts."""
     from engine.chunking import chunk_text
     from engine.embedder import default_embedder
-    from engine.indexer import EMBED_BATCH, embed_text, index_store, text_hash
+    from engine.indexer import embed_text, index_store, text_hash
     from engine.memory import parse_memory
 
     root = Path(workdir) / f"embed-{files}"
@@ -394,12 +394,6 @@ def phase_index_embed(workdir: str, files: int, trace: bool) -> dict:
         embedder.embed(inputs)
         return time.perf_counter() - t
 
-    def raw_batched() -> float:  # the slices the indexer hands to embed()
-        t = time.perf_counter()
-        for start in range(0, len(inputs), EMBED_BATCH):
-            embedder.embed(inputs[start : start + EMBED_BATCH])
-        return time.perf_counter() - t
-
     def indexed(embed: bool) -> float:
         shutil.rmtree(root / ".memsift", ignore_errors=True)
         t = time.perf_counter()
@@ -409,12 +403,14 @@ def phase_index_embed(workdir: str, files: int, trace: bool) -> dict:
             raise RuntimeError(f"indexer embedded {report.embedded}, expected {len(inputs)}")
         return elapsed
 
-    raw_a = raw_once()
     lexical_s = indexed(False)
-    index_s = indexed(True)
-    raw_b = raw_once()
-    batched_s = raw_batched() if trace else None
-    raw_s = (raw_a + raw_b) / 2
+    # Alternate raw and indexer runs and take medians: the machine's speed drifts by several
+    # per cent between runs, as much as the overhead being measured.
+    raw_runs, index_runs = [], []
+    for _ in range(3 if trace else 2):
+        raw_runs.append(raw_once())
+        index_runs.append(indexed(True))
+    raw_s, index_s = float(np.median(raw_runs)), float(np.median(index_runs))
     python_peak = traced_peak_mib(lambda: indexed(True)) if trace else None
     shutil.rmtree(root, ignore_errors=True)
     return {
@@ -423,8 +419,8 @@ def phase_index_embed(workdir: str, files: int, trace: bool) -> dict:
         "model": embedder.name,
         "model_load_s": round(load_s, 3),
         "raw_embed_s": round(raw_s, 3),
-        "raw_embed_runs_s": [round(raw_a, 3), round(raw_b, 3)],
-        "raw_embed_in_indexer_batches_s": batched_s and round(batched_s, 3),
+        "raw_embed_runs_s": [round(t, 3) for t in raw_runs],
+        "index_with_embed_runs_s": [round(t, 3) for t in index_runs],
         "raw_texts_per_s": round(len(inputs) / raw_s, 1),
         "lexical_index_s": round(lexical_s, 3),
         "index_with_embed_s": round(index_s, 3),

@@ -87,26 +87,50 @@ FROM (
         needs_query_terms=False,
         prose="""
 The semantic arm finds memories that mean what the query means even when they share no
-word with it ("the deploy broke" finds "release rolled back after errors"). Every chunk of
-every memory in scope is compared with the query's embedding by exact cosine distance, so
-no approximate index can miss a good memory. A long memory is split into several chunks;
-only its best chunk speaks for it, so a file is ranked once, by its closest passage, and
-length alone cannot earn it a place.
+word with it ("the deploy broke" finds "release rolled back after errors"). Memories are
+compared with the query's embedding by exact cosine distance. A long memory is split into
+several chunks; only its best chunk speaks for it, so a file is ranked once, by its closest
+passage, and length alone cannot earn it a place.
+
+The arm first asks sqlite-vec for the chunks nearest the query across the whole store (four
+per candidate wanted), then keeps those in scope. That shortcut is provably exact when enough
+files in scope have a chunk strictly nearer than the farthest chunk fetched: any file left
+out has no chunk that near. When the scope is too narrow for that (a rare tag, a short time
+window), the same statement scans every chunk in scope instead, so the answer is exact
+either way.
 
 This arm needs a query vector: it drops out when no embedding model is configured, when the
 caller asks for a lexical search, or when fewer than 95 % of the chunks in the index carry a
 vector from the configured model.
 """,
         sql="""
+WITH knn AS MATERIALIZED (
+    SELECT chunk_id, distance FROM vec_chunks WHERE embedding MATCH ?4 AND k = 4 * ?2
+),
+near AS MATERIALIZED (
+    SELECT f.path AS path, min(knn.distance) AS distance
+    FROM knn
+    JOIN chunks AS c ON c.id = knn.chunk_id
+    JOIN files AS f ON f.id = c.file_id
+    WHERE {scope}
+    GROUP BY c.file_id
+),
+exact AS (
+    SELECT count(*) >= ?2 AS ok
+    FROM near
+    WHERE distance < (SELECT max(distance) FROM knn)
+)
 SELECT path, row_number() OVER (ORDER BY distance, path) AS rank
 FROM (
+    SELECT path, distance FROM near WHERE (SELECT ok FROM exact)
+    UNION ALL
     SELECT f.path AS path, min(vec_distance_cosine(e.vector, ?4)) AS distance
     FROM chunks AS c
     JOIN embeddings AS e ON e.hash = c.hash
     JOIN files AS f ON f.id = c.file_id
-    WHERE {scope}
-    GROUP BY f.path
-    ORDER BY distance, f.path
+    WHERE {scope} AND NOT (SELECT ok FROM exact)
+    GROUP BY c.file_id
+    ORDER BY distance, path
     LIMIT ?2
 )
 """,

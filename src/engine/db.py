@@ -134,6 +134,66 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
     return conn
 
 
+def vector_table_dim(conn: apsw.Connection) -> int | None:
+    """The width of ``vec_chunks`` (from meta), or None when the table does not exist."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec_chunks'"
+    ).fetchone()
+    value = read_meta(conn, "vec_dim") if exists else None
+    return int(value) if value else None
+
+
+def ensure_vector_table(conn: apsw.Connection, dim: int) -> bool:
+    """Make ``vec_chunks`` (sqlite-vec's vec0, cosine) hold every embedded chunk of width ``dim``.
+
+    The vector arm asks this table for the nearest chunks by k-NN instead of computing a
+    distance on every chunk row. It is a second copy of the vectors, keyed by chunk id and kept
+    in step by triggers inside the same transactions as ``chunks`` and ``embeddings``, so a
+    killed run cannot leave it pointing at the wrong chunk. A width change (another model)
+    recreates it. Returns True when the table was (re)built.
+    """
+    dim = int(dim)
+    current = vector_table_dim(conn)
+    if current == dim:
+        return False
+    with conn:
+        for name in VECTOR_TRIGGERS:
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+        conn.execute("DROP TABLE IF EXISTS vec_chunks")
+        conn.execute(
+            "CREATE VIRTUAL TABLE vec_chunks USING vec0("
+            f"chunk_id INTEGER PRIMARY KEY, embedding float[{dim}] distance_metric=cosine)"
+        )
+        conn.execute(VECTOR_TRIGGER_SQL.replace("{dim}", str(dim)))
+        conn.execute(
+            "INSERT INTO vec_chunks(chunk_id, embedding) SELECT c.id, e.vector "
+            "FROM chunks AS c JOIN embeddings AS e ON e.hash = c.hash WHERE e.dim = ?",
+            (dim,),
+        )
+        write_meta(conn, "vec_dim", dim)
+    return True
+
+
+VECTOR_TRIGGERS = ("chunks_vec_insert", "chunks_vec_delete", "embeddings_vec_insert",
+                   "embeddings_vec_delete")
+VECTOR_TRIGGER_SQL = """
+CREATE TRIGGER chunks_vec_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO vec_chunks(chunk_id, embedding)
+    SELECT new.id, e.vector FROM embeddings AS e WHERE e.hash = new.hash AND e.dim = {dim};
+END;
+CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM vec_chunks WHERE chunk_id = old.id;
+END;
+CREATE TRIGGER embeddings_vec_insert AFTER INSERT ON embeddings WHEN new.dim = {dim} BEGIN
+    INSERT INTO vec_chunks(chunk_id, embedding)
+    SELECT c.id, new.vector FROM chunks AS c WHERE c.hash = new.hash;
+END;
+CREATE TRIGGER embeddings_vec_delete AFTER DELETE ON embeddings BEGIN
+    DELETE FROM vec_chunks WHERE chunk_id IN (SELECT id FROM chunks WHERE hash = old.hash);
+END;
+"""
+
+
 def open_state(path: Path) -> apsw.Connection:
     """Open (creating if needed) the durable ``state.db``."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ import apsw
 
 from engine import state as state_plane
 from engine.chunking import chunk_text
-from engine.db import open_index, read_meta, write_meta
+from engine.db import ensure_vector_table, open_index, read_meta, write_meta
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.memory import Memory, Skip, parse_memory
 from engine.store import Store, open_store, walk
@@ -277,6 +277,7 @@ def fill_vectors(
         conn.execute(
             "DELETE FROM embeddings WHERE model != ? OR dim != ?", (embedder.name, embedder.dim)
         )
+    ensure_vector_table(conn, embedder.dim)
     missing = conn.execute(
         """
         SELECT c.hash, f.title, c.text
@@ -317,6 +318,7 @@ def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None) -
         write_meta(conn, "model", model)
     if dim:
         write_meta(conn, "dim", dim)
+        ensure_vector_table(conn, dim)
 
 
 def store_fingerprint(conn: apsw.Connection) -> dict[str, tuple[int, int]]:

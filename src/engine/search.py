@@ -20,7 +20,7 @@ import apsw
 import numpy as np
 
 from engine.assemble import RRF_K, Available, assemble, bound_prefix
-from engine.db import open_index, read_meta
+from engine.db import open_index, read_meta, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
@@ -108,6 +108,8 @@ def shown_param(value: object) -> object:
 def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:
     """Why the stored vectors cannot serve this embedder's query vector, or None if they can."""
     model = read_meta(conn, "model")
+    if vector_table_dim(conn) != embedder.dim:
+        return "the index has no vector table for this model yet; run `memsift index`"
     if model != embedder.name:
         return (
             f"index holds vectors of {model or 'no model'}, configured model is {embedder.name}; "

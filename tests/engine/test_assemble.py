@@ -24,7 +24,7 @@ from engine.assemble import (
     bound_prefix,
     highest_placeholder,
 )
-from engine.db import open_index, open_state
+from engine.db import ensure_vector_table, open_index, open_state
 from engine.query import sanitize
 from engine.scope import ScopeSpec, build_scope
 
@@ -133,7 +133,9 @@ def test_no_placeholder_appears_that_the_full_statement_lacks(available):
 
 
 def test_scope_is_pasted_into_every_arm():
-    assert assemble(ALL, SCOPE).sql.count(SCOPE) == len(ARMS)
+    assert all("{scope}" in arm.sql for arm in ARMS)
+    slots = sum(arm.sql.count("{scope}") for arm in ARMS)
+    assert assemble(ALL, SCOPE).sql.count(SCOPE) == slots
 
 
 def test_no_scope_slot_is_left_unfilled():
@@ -278,6 +280,7 @@ def add_file(
 @pytest.fixture
 def index(tmp_path: Path) -> apsw.Connection:
     conn = open_index(tmp_path / "index.db", create=True)
+    ensure_vector_table(conn, DIM)
     add_file(
         conn,
         "ops/rotate.md",

@@ -255,3 +255,32 @@ def test_awkward_file_names_are_indexed(make_store, hash_embedder, name):
     store = make_store({name: "# Title\n\nbody text"})
     report = index_store(store, embedder=hash_embedder)
     assert report.indexed == [name]
+
+
+def vec_rows_match_embedded_chunks(store) -> bool:  # type: ignore[no-untyped-def]
+    vec = rows(store, "SELECT chunk_id, embedding FROM vec_chunks ORDER BY chunk_id")
+    embedded = rows(
+        store,
+        "SELECT c.id, e.vector FROM chunks AS c JOIN embeddings AS e ON e.hash = c.hash "
+        "ORDER BY c.id",
+    )
+    return vec == embedded and len(vec) > 0
+
+
+def test_vector_table_follows_edits_deletes_and_renames(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE, "b.md": "# B\n\nbeta", "c.md": "# C\n\ngamma"})
+    index_store(store, embedder=hash_embedder)
+    assert vec_rows_match_embedded_chunks(store)
+    (store.root / "a.md").write_text(NOTE + "\nMore text.", encoding="utf-8")
+    (store.root / "b.md").unlink()
+    (store.root / "c.md").rename(store.root / "d.md")
+    index_store(store, embedder=hash_embedder)
+    assert vec_rows_match_embedded_chunks(store)
+
+
+def test_vector_table_is_rebuilt_for_a_model_of_another_width(make_store, hash_embedder):
+    store = make_store({"a.md": NOTE})
+    index_store(store, embedder=hash_embedder)
+    index_store(store, embedder=HashEmbedder(name="wider", dim=32))
+    assert read_meta_of(store, "vec_dim") == "32"
+    assert vec_rows_match_embedded_chunks(store)

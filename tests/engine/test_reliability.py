@@ -36,7 +36,7 @@ WORKER = textwrap.dedent(
     class SlowEmbedder:
         name, dim = "test-slow", 8
         def embed(self, texts):
-            time.sleep(0.002 * len(texts))
+            time.sleep(0.01 * len(texts))
             out = np.zeros((len(texts), 8), dtype=np.float32)
             for row, text in enumerate(texts):
                 digest = hashlib.sha256(text.encode()).digest()
@@ -112,6 +112,11 @@ def snapshot(index: Path) -> dict[str, list[tuple[object, ...]]]:
             ).fetchall(),
             "embeddings": conn.execute(
                 "SELECT hash, model, dim, vector FROM embeddings ORDER BY hash"
+            ).fetchall(),
+            "vec_chunks": conn.execute(
+                "SELECT f.path, c.seq, v.embedding FROM vec_chunks AS v "
+                "JOIN chunks AS c ON c.id = v.chunk_id JOIN files AS f ON f.id = c.file_id "
+                "ORDER BY f.path, c.seq"
             ).fetchall(),
         }
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from conftest import HashEmbedder
@@ -190,3 +192,70 @@ def test_snippet_highlights_query_words_and_stays_short(indexed, hash_embedder):
     snippet = search(store, "zeppelin", embedder=hash_embedder).hits[0].snippet
     assert "**zeppelin**" in snippet
     assert len(snippet.replace("**", "")) <= 302
+
+
+def brute_force_distances(store, embedder, query):  # type: ignore[no-untyped-def]
+    """Each file's best-chunk cosine distance, computed in NumPy."""
+    import numpy as np
+
+    from engine.db import open_index
+
+    conn = open_index(store.index_path)
+    rows = conn.execute(
+        "SELECT f.path, e.vector FROM chunks c JOIN embeddings e ON e.hash = c.hash "
+        "JOIN files f ON f.id = c.file_id"
+    ).fetchall()
+    conn.close()
+    q = embedder.embed([query])[0]
+    best: dict[str, float] = {}
+    for path, blob in rows:
+        distance = 1.0 - float(np.frombuffer(blob, dtype="<f4") @ q)
+        best[path] = min(best.get(path, 2.0), distance)
+    return best
+
+
+def assert_exact_order(ranked, distances, candidates, count):  # type: ignore[no-untyped-def]
+    """``ranked`` is the ``count`` nearest of ``candidates``, nearest first (ties in any order)."""
+    pool = sorted(candidates, key=lambda p: distances[p])
+    assert len(ranked) == min(count, len(pool))
+    cutoff = distances[pool[len(ranked) - 1]]
+    assert all(distances[p] <= cutoff + 1e-5 for p in ranked)
+    assert all(distances[a] <= distances[b] + 1e-5 for a, b in itertools.pairwise(ranked))
+
+
+def many_files(count: int) -> dict[str, str]:
+    words = "red green blue cyan amber violet olive coral ivory slate".split()
+    return {
+        f"f{i:03d}.md": memory(
+            f"Note {i}", " ".join(words[(i * j) % 10] for j in range(1, 9)), tags=f"[t{i % 20}]"
+        )
+        for i in range(count)
+    }
+
+
+def test_vector_arm_matches_brute_force_in_the_default_scope(indexed, hash_embedder):
+    store = indexed(many_files(400))
+    only_vector = {"fts": 0, "recency": 0, "salience": 0}
+    result = search(
+        store, "amber coral violet", embedder=hash_embedder, weights=only_vector, limit=40
+    )
+    distances = brute_force_distances(store, hash_embedder, "amber coral violet")
+    assert_exact_order([h.path for h in result.hits], distances, set(distances), 40)
+
+
+def test_vector_arm_stays_exact_when_the_scope_is_narrow(indexed, hash_embedder):
+    # 400 one-chunk files: the k-NN shortcut fetches 160 chunks, so most of the 20 files in
+    # scope are not among them and only the exact fallback can rank them all.
+    store = indexed(many_files(400))
+    only_vector = {"fts": 0, "recency": 0, "salience": 0}
+    result = search(
+        store,
+        "amber coral violet",
+        embedder=hash_embedder,
+        weights=only_vector,
+        scope=ScopeSpec(tags=("t7",)),
+        limit=40,
+    )
+    distances = brute_force_distances(store, hash_embedder, "amber coral violet")
+    in_scope = {f"f{i:03d}.md" for i in range(400) if i % 20 == 7}
+    assert_exact_order([h.path for h in result.hits], distances, in_scope, 40)
