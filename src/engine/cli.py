@@ -89,12 +89,19 @@ def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callabl
     if not sys.stderr.isatty():
         return None, lambda: None
 
-    def show(phase: str, done: int, total: int) -> None:
-        label = {"embed": "embedding chunks", "scan": "indexing files"}.get(phase, phase)
-        amount = f"{done}/{total}" if total else f"{done}"
-        click.echo(f"\r{label}: {amount}          ", nl=False, err=True)
+    width = 28
 
-    return show, lambda: click.echo("\r" + " " * 40 + "\r", nl=False, err=True)
+    def show(phase: str, done: int, total: int) -> None:
+        label = {"embed": "embedding chunks", "scan": "scanning files"}.get(phase, phase)
+        if total:
+            filled = width * done // total
+            bar = "[" + "#" * filled + "-" * (width - filled) + "]"
+            line = f"{bar} {100 * done // total:>3}% {done}/{total} {label}"
+        else:
+            line = f"{done} {label}"
+        click.echo(f"\r{line[:100]:<100}", nl=False, err=True)
+
+    return show, lambda: click.echo("\r" + " " * 100 + "\r", nl=False, err=True)
 
 
 @cli.command()

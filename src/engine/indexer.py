@@ -29,7 +29,7 @@ from engine.chunking import chunk_text
 from engine.db import ensure_vector_table, open_index, read_meta, write_meta
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.memory import Memory, Skip, parse_memory
-from engine.store import Store, open_store, walk
+from engine.store import Candidate, Store, open_store, walk
 
 #: ``progress(phase, done, total)``; phase is "scan" or "embed".
 Progress = Callable[[str, int, int], None]
@@ -120,14 +120,11 @@ def index_store(
         }
         seen: set[str] = set()
         touched: list[tuple[int, str, str]] = []
-        changed = scan(store, config.max_file_bytes, known, seen, report, touched)
-        total = 0
+        candidates = list(walk(store))
+        changed = scan(candidates, config.max_file_bytes, known, seen, report, touched, progress)
         for batch in batched(changed, WRITE_BATCH):
             write_files(conn, batch)
             report.indexed.extend(p.key for p in batch)
-            total += len(batch)
-            if progress:
-                progress("scan", total, 0)
         if touched:
             with conn:
                 conn.executemany(
@@ -160,18 +157,21 @@ def index_store(
 
 
 def scan(
-    store: Store,
+    candidates: list[Candidate],
     max_bytes: int,
     known: dict[str, tuple[int, str, int, int]],
     seen: set[str],
     report: IndexReport,
     touched: list[tuple[int, str, str]],
+    progress: Progress | None = None,
 ) -> Iterator[Parsed]:
     """Yield the files that need writing; count unchanged ones and record skips as it goes.
 
     A file whose mtime moved but whose bytes did not goes to ``touched``: its row gets the new
     mtime (so the next run skips it on stat alone) without being parsed or re-embedded."""
-    for candidate in walk(store):
+    for number, candidate in enumerate(candidates, 1):
+        if progress and (number % 25 == 0 or number == len(candidates)):
+            progress("scan", number, len(candidates))
         if candidate.skip:
             report.skipped.append((candidate.key, candidate.skip))
             continue

@@ -284,3 +284,11 @@ def test_vector_table_is_rebuilt_for_a_model_of_another_width(make_store, hash_e
     index_store(store, embedder=HashEmbedder(name="wider", dim=32))
     assert read_meta_of(store, "vec_dim") == "32"
     assert vec_rows_match_embedded_chunks(store)
+
+
+def test_progress_reports_every_phase_up_to_its_total(make_store, hash_embedder):
+    store = make_store({f"n{i}.md": f"# N{i}\n\nbody {i}" for i in range(30)})
+    calls: list[tuple[str, int, int]] = []
+    index_store(store, embedder=hash_embedder, progress=lambda *a: calls.append(a))
+    assert ("scan", 30, 30) in calls
+    assert calls[-1] == ("embed", 30, 30)
