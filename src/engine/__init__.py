@@ -3,7 +3,7 @@ fused statement. The public API is re-exported here."""
 
 from engine.indexer import IndexReport, index_store
 from engine.scope import ScopeSpec
-from engine.search import Hit, SearchResult, search
+from engine.search import Hit, Searcher, SearchResult, search
 from engine.store import Store, open_store
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "IndexReport",
     "ScopeSpec",
     "SearchResult",
+    "Searcher",
     "Store",
     "index_store",
     "open_store",

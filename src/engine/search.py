@@ -175,78 +175,162 @@ def search(
     """Search ``store`` for ``query``; see the module docstring for what the result reports.
 
     ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
+    One call opens and closes the index; for many searches keep a :class:`Searcher`.
     """
-    if limit < 1:
-        raise ValueError("limit must be at least 1")
-    if not isinstance(store, Store):
-        store = open_store(store)
+    with Searcher(store, embedder=embedder) as searcher:
+        return searcher.search(
+            query,
+            limit=limit,
+            scope=scope,
+            use_vector=use_vector,
+            candidate_limit=candidate_limit,
+            weights=weights,
+        )
+
+
+class Searcher:
+    """A store held open for many searches: one connection (so SQLite keeps its prepared
+    statements and page cache warm) and one embedder. An agent that searches often should keep
+    one; the connection follows a rebuilt index (it reopens when ``index.db`` is replaced) and
+    attaches the state plane as soon as it exists. Not for use by two threads at once."""
+
+    def __init__(
+        self, store: Store | str | os.PathLike[str], *, embedder: Embedder | None = None
+    ) -> None:
+        self.store = store if isinstance(store, Store) else open_store(store)
+        self._embedder = embedder
+        self._conn: apsw.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._has_state = False
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _connection(self) -> apsw.Connection:
+        try:
+            info = os.stat(self.store.index_path)
+        except FileNotFoundError:
+            self.close()
+            return open_index(self.store.index_path)  # raises IndexMissing with the fix
+        identity = (info.st_dev, info.st_ino)
+        if self._conn is None or identity != self._identity:
+            self.close()
+            self._conn = open_index(self.store.index_path)
+            self._identity, self._has_state = identity, False
+        if not self._has_state:
+            self._has_state = attach_state(self._conn, self.store.state_path)
+        return self._conn
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        scope: ScopeSpec | None = None,
+        use_vector: bool = True,
+        candidate_limit: int = CANDIDATE_LIMIT,
+        weights: dict[str, float] | None = None,
+    ) -> SearchResult:
+        """Search for ``query``; the same options and result as :func:`search`."""
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        if self._embedder is None and use_vector and query.strip():
+            model = self.store.config().model
+            self._embedder = make_embedder(model) if model is not None else None
+        return run_search(
+            self._connection(),
+            self.store,
+            self._has_state,
+            query,
+            limit=limit,
+            scope=scope,
+            use_vector=use_vector,
+            embedder=self._embedder,
+            candidate_limit=candidate_limit,
+            weights=weights,
+        )
+
+
+def run_search(
+    conn: apsw.Connection,
+    store: Store,
+    has_state: bool,
+    query: str,
+    *,
+    limit: int,
+    scope: ScopeSpec | None,
+    use_vector: bool,
+    embedder: Embedder | None,
+    candidate_limit: int,
+    weights: dict[str, float] | None,
+) -> SearchResult:
+    """One search on an open connection (the state plane attached when ``has_state``)."""
     config = store.config()
     spec = scope or ScopeSpec()
     built = build_scope(spec)
     terms = sanitize(query)
-    conn = open_index(store.index_path)
-    try:
-        drop_reasons: dict[str, str] = {}
-        expected_missing = False
-        vector: bytes | None = None
-        if not use_vector:
-            drop_reasons["vector"] = "lexical search requested (--no-vector)"
-        elif not query.strip():
-            drop_reasons["vector"] = "empty query"
+    drop_reasons: dict[str, str] = {}
+    expected_missing = False
+    vector: bytes | None = None
+    if not use_vector:
+        drop_reasons["vector"] = "lexical search requested (--no-vector)"
+    elif not query.strip():
+        drop_reasons["vector"] = "empty query"
+    else:
+        if embedder is None:
+            drop_reasons["vector"] = "no embedding model configured"
+            expected_missing = True
+        elif problem := vector_plane_problem(conn, embedder):
+            drop_reasons["vector"] = problem
+            expected_missing = True
         else:
-            if embedder is None and config.model is not None:
-                embedder = make_embedder(config.model)
-            if embedder is None:
-                drop_reasons["vector"] = "no embedding model configured"
-                expected_missing = True
-            elif problem := vector_plane_problem(conn, embedder):
-                drop_reasons["vector"] = problem
-                expected_missing = True
-            else:
-                vector = to_blob(embedder.embed([query[:MAX_EMBED_QUERY_CHARS]])[0])
-        has_state = attach_state(conn, store.state_path)
-        if not has_state:
-            drop_reasons["salience"] = "no state plane yet (memsift read/reinforce creates it)"
-        match, form = choose_fts_form(conn, terms, built)
-        if match is None:
-            drop_reasons["fts"] = "no query terms (nothing searchable in the query text)"
-        assembly = assemble(
-            Available(
-                query_vector=vector is not None,
-                state_plane=has_state,
-                query_terms=match is not None,
-            ),
-            built.sql,
-            weights=weights if weights is not None else config.weights,
-        )
-        dropped = {name: drop_reasons.get(name, why) for name, why in assembly.dropped.items()}
-        result = SearchResult(
-            query=query,
-            hits=[],
-            arms_fired=[a.name for a in assembly.fired],
-            arms_dropped=dropped,
-            fts_form=form if "fts" not in dropped else None,
-            degraded=expected_missing,
-            scope=spec.describe(),
-        )
-        if terms.truncated:
-            result.notes.append(f"query cut to its first {len(terms.terms)} terms")
-        if not assembly.sql:
-            return result
-        full = (match, candidate_limit, limit, vector, *built.values)
-        params = bound_prefix(assembly.sql, full)
-        result.sql, result.params = assembly.sql, params
-        rows = conn.execute(assembly.sql, params).fetchall()
-        weight_of = {
-            a.name: (weights or config.weights).get(a.name, a.weight) for a in assembly.fired
-        }
-        result.hits = make_hits(conn, rows, assembly.fired, weight_of, terms, vector)
-        if not result.hits and not scope_has_files(conn, built):
-            result.empty_scope = True
-            result.notes.append(f"no memory is in scope ({spec.describe()})")
+            vector = to_blob(embedder.embed([query[:MAX_EMBED_QUERY_CHARS]])[0])
+    if not has_state:
+        drop_reasons["salience"] = "no state plane yet (memsift read/reinforce creates it)"
+    match, form = choose_fts_form(conn, terms, built)
+    if match is None:
+        drop_reasons["fts"] = "no query terms (nothing searchable in the query text)"
+    assembly = assemble(
+        Available(
+            query_vector=vector is not None,
+            state_plane=has_state,
+            query_terms=match is not None,
+        ),
+        built.sql,
+        weights=weights if weights is not None else config.weights,
+    )
+    dropped = {name: drop_reasons.get(name, why) for name, why in assembly.dropped.items()}
+    result = SearchResult(
+        query=query,
+        hits=[],
+        arms_fired=[a.name for a in assembly.fired],
+        arms_dropped=dropped,
+        fts_form=form if "fts" not in dropped else None,
+        degraded=expected_missing,
+        scope=spec.describe(),
+    )
+    if terms.truncated:
+        result.notes.append(f"query cut to its first {len(terms.terms)} terms")
+    if not assembly.sql:
         return result
-    finally:
-        conn.close()
+    full = (match, candidate_limit, limit, vector, *built.values)
+    params = bound_prefix(assembly.sql, full)
+    result.sql, result.params = assembly.sql, params
+    rows = conn.execute(assembly.sql, params).fetchall()
+    weight_of = {a.name: (weights or config.weights).get(a.name, a.weight) for a in assembly.fired}
+    result.hits = make_hits(conn, rows, assembly.fired, weight_of, terms, vector)
+    if not result.hits and not scope_has_files(conn, built):
+        result.empty_scope = True
+        result.notes.append(f"no memory is in scope ({spec.describe()})")
+    return result
 
 
 def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:

@@ -10,7 +10,7 @@ from conftest import HashEmbedder
 from engine import state
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
-from engine.search import search
+from engine.search import Searcher, search
 
 
 def memory(title: str, body: str, **fields: str) -> str:
@@ -259,3 +259,24 @@ def test_vector_arm_stays_exact_when_the_scope_is_narrow(indexed, hash_embedder)
     distances = brute_force_distances(store, hash_embedder, "amber coral violet")
     in_scope = {f"f{i:03d}.md" for i in range(400) if i % 20 == 7}
     assert_exact_order([h.path for h in result.hits], distances, in_scope, 40)
+
+
+def test_searcher_follows_an_index_that_was_deleted_and_rebuilt(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha")})
+    with Searcher(store, embedder=hash_embedder) as searcher:
+        assert [h.path for h in searcher.search("alpha").hits] == ["a.md"]
+        store.index_path.unlink()
+        for suffix in ("-wal", "-shm"):
+            store.index_path.with_name(store.index_path.name + suffix).unlink(missing_ok=True)
+        (store.root / "a.md").unlink()
+        (store.root / "b.md").write_text(memory("B", "alpha beta"), encoding="utf-8")
+        index_store(store, embedder=hash_embedder)
+        assert [h.path for h in searcher.search("alpha").hits] == ["b.md"]
+
+
+def test_searcher_attaches_the_state_plane_once_it_exists(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha")})
+    with Searcher(store, embedder=hash_embedder) as searcher:
+        assert "salience" in searcher.search("alpha").arms_dropped
+        state.record_access(store, "a.md")
+        assert "salience" in searcher.search("alpha").arms_fired
