@@ -369,7 +369,7 @@ def latency_context(
         key
         for store in latency.stores
         for key in store.timings
-        if key not in ("fused", "fused_sql_only") and not key.endswith("_sql_only")
+        if not key.startswith("fused") and not key.endswith("_sql_only")
     ]
     arms = [
         arm
@@ -381,6 +381,7 @@ def latency_context(
     for store in latency.stores:
         fused, floor = store.timings["fused"], store.floor
         sql_only = store.timings.get("fused_sql_only")
+        held = store.timings.get("fused_searcher")
         vector_sql = store.timings.get("vector_sql_only")
         stores.append(
             {
@@ -389,6 +390,7 @@ def latency_context(
                 "fused_p50": ms(fused.p50_ms),
                 "fused_p95": ms(fused.p95_ms),
                 "fused_sql_p50": ms(sql_only.p50_ms) if sql_only else NOT_MEASURED,
+                "searcher_p50": ms(held.p50_ms) if held else NOT_MEASURED,
                 "floor_p50": ms(floor.p50_ms),
                 "fused_over_floor": ratio(store.ratios.get("fused_over_floor")),
                 "vector_over_floor": ratio(store.ratios.get("vector_over_floor")),

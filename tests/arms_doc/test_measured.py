@@ -137,7 +137,19 @@ def test_the_page_says_below_when_fusion_loses(both: Results):
 def test_the_page_lists_each_store_with_its_floor_ratio(both: Results):
     page = render_measured(measured_context(both, "r", ARMS))
 
-    assert "| 50,000 files, 384-d | 75,000 | 41.0 | 49.2 | 32.8 | 3.40 | 12.1× | 8.9× |" in page
+    assert "| 50,000 files, 384-d | 75,000 | 41.0 | 49.2 | – | 32.8 | 3.40 | 12.1× | 8.9× |" in page
+
+
+def test_the_page_shows_the_long_lived_searcher_beside_the_one_shot_search(tmp_path: Path):
+    document = fixture_document("latency.json")
+    for store in document["stores"]:
+        store["latency"]["fused_searcher"] = dict(store["latency"]["fused"], p50_ms=4.25)
+    path = tmp_path / "latency.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    page = render_measured(measured_context(Results("r", None, load_latency(path, "l")), "r", ARMS))
+
+    assert "| 41.0 | 49.2 | 4.25 | 32.8 |" in page
+    assert "| fused_searcher |" not in page
 
 
 def test_a_quick_run_is_flagged(tmp_path: Path):
