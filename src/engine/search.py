@@ -24,7 +24,7 @@ from engine.db import open_index, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
-from engine.store import Store, open_store
+from engine.store import Config, Store, open_store
 
 DEFAULT_LIMIT = 10
 CANDIDATE_LIMIT = 40
@@ -242,12 +242,12 @@ class Searcher:
         """Search for ``query``; the same options and result as :func:`search`."""
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        if self._embedder is None and use_vector and query.strip():
-            model = self.store.config().model
-            self._embedder = make_embedder(model) if model is not None else None
+        config = self.store.config()
+        if self._embedder is None and use_vector and query.strip() and config.model:
+            self._embedder = make_embedder(config.model)
         return run_search(
             self._connection(),
-            self.store,
+            config,
             self._has_state,
             query,
             limit=limit,
@@ -261,7 +261,7 @@ class Searcher:
 
 def run_search(
     conn: apsw.Connection,
-    store: Store,
+    config: Config,
     has_state: bool,
     query: str,
     *,
@@ -273,7 +273,6 @@ def run_search(
     weights: dict[str, float] | None,
 ) -> SearchResult:
     """One search on an open connection (the state plane attached when ``has_state``)."""
-    config = store.config()
     spec = scope or ScopeSpec()
     built = build_scope(spec)
     terms = sanitize(query)
