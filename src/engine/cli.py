@@ -25,7 +25,7 @@ from engine.indexer import index_store
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search
 from engine.status import stale_state_paths, store_status
-from engine.store import Store, StoreError, open_store
+from engine.store import Store, StoreError, is_memory_name, open_store
 
 
 class UserError(click.ClickException):
@@ -258,6 +258,8 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
     full = candidate if candidate.is_absolute() else store.root / candidate
     if not full.exists() and (Path.cwd() / candidate).exists():
         full = Path.cwd() / candidate
+    if full.is_symlink():
+        fail(f"{given}: a symlink; memsift never follows links, read the file it points to")
     full = full.resolve()
     try:
         key = full.relative_to(store.root).as_posix()
@@ -265,6 +267,11 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
         fail(f"{given}: not inside the store {store.root}; give a path relative to the store")
     if not full.is_file():
         fail(f"{given}: no such memory in the store; `memsift search` lists paths")
+    if any(part.startswith(".") for part in key.split("/")) or not is_memory_name(full.name):
+        fail(
+            f"{given}: not a memory (memories are .md/.markdown/.html/.htm files outside "
+            "hidden folders)"
+        )
     return key, full
 
 
@@ -432,12 +439,18 @@ def eval_command(
             progress=progress,
             workdir=keep,
         )
-    except DatasetError as exc:
+    except (DatasetError, ValueError, StoreError, EmbedderError, OSError) as exc:
         if ctx.obj["debug"]:
             traceback.print_exc()
         fail(str(exc))
     finally:
         done()
+    for name, rows in report.get("skipped", {}).items():
+        click.echo(
+            f"warning: {name}: {len(rows)} corpus row(s) could not be indexed, e.g. "
+            f"{rows[0]['id']}: {rows[0]['reason']}",
+            err=True,
+        )
     if as_json:
         emit(report)
         return

@@ -174,8 +174,12 @@ def ensure_vector_table(conn: apsw.Connection, dim: int) -> bool:
     return True
 
 
-VECTOR_TRIGGERS = ("chunks_vec_insert", "chunks_vec_delete", "embeddings_vec_insert",
-                   "embeddings_vec_delete")
+VECTOR_TRIGGERS = (
+    "chunks_vec_insert",
+    "chunks_vec_delete",
+    "embeddings_vec_insert",
+    "embeddings_vec_delete",
+)
 VECTOR_TRIGGER_SQL = """
 CREATE TRIGGER chunks_vec_insert AFTER INSERT ON chunks BEGIN
     INSERT INTO vec_chunks(chunk_id, embedding)
@@ -195,9 +199,11 @@ END;
 
 
 def open_state(path: Path) -> apsw.Connection:
-    """Open (creating if needed) the durable ``state.db``."""
+    """Open (creating if needed) the durable ``state.db``; commits are synced (FULL), since
+    unlike the index this database cannot be rebuilt."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = connect(path)
+    conn.execute("PRAGMA synchronous=FULL")
     with conn:
         conn.execute(STATE_SCHEMA)
     return conn

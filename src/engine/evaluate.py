@@ -155,6 +155,9 @@ def write_store(data: EvalSet, root: Path) -> dict[str, str]:
         # posing as recency (and lets a kept store skip unchanged files on the next run).
         os.utime(path, ns=(CORPUS_MTIME_NS, CORPUS_MTIME_NS))
         keys[key] = row["_id"]
+    for stale in root.glob("*.md"):  # a kept store from a larger corpus
+        if stale.name not in keys:
+            stale.unlink()
     return keys
 
 
@@ -253,6 +256,7 @@ def evaluate(
     runs: dict[str, dict[str, dict[str, float]]] = {v.name: {} for v in plan}
     qrels: dict[str, dict[str, int]] = {}
     categories: dict[str, list[str]] = {}
+    skipped: dict[str, list[dict[str, str]]] = {}
     with tempfile.TemporaryDirectory(prefix="memsift-eval-") as scratch:
         for data in sets:
             root = (workdir or Path(scratch)) / data.name
@@ -265,7 +269,12 @@ def evaluate(
                 def index_progress(phase: str, done: int, total: int, name: str = data.name):
                     progress(f"{name}: {phase}", done, total)
 
-            index_store(store, embedder=embedder, progress=index_progress)
+            indexed = index_store(store, embedder=embedder, progress=index_progress)
+            if indexed.skipped:
+                skipped[data.name] = [
+                    {"id": keys.get(path, path), "reason": reason}
+                    for path, reason in indexed.skipped
+                ]
             for number, query in enumerate(data.queries, 1):
                 qid = f"{data.name}/{query.id}" if len(sets) > 1 else query.id
                 qrels[qid] = {
@@ -300,6 +309,8 @@ def evaluate(
             for name, ids in sorted(categories.items())
         },
     }
+    if skipped:
+        report["skipped"] = skipped
     if ablation:
         report["ablation"] = {v.name: score(runs[v.name], qrels) for v in plan}
     return report

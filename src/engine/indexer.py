@@ -139,6 +139,14 @@ def index_store(
             report.renamed = find_renames(conn, moved_hashes, report.indexed)
             if report.renamed and store.state_path.exists():
                 state_plane.follow_renames(store, report.renamed)
+        if store.state_path.exists():
+            unique = dict(
+                conn.execute(
+                    "SELECT content_hash, min(path) FROM files GROUP BY content_hash "
+                    "HAVING count(*) = 1"
+                ).fetchall()
+            )
+            report.renamed += state_plane.adopt_by_content(store, unique)
         if embedder is not None:
             report.embedded = fill_vectors(conn, embedder, progress)
         with conn:
@@ -150,6 +158,7 @@ def index_store(
                 embedder.dim if embedder else None,
             )
             write_meta(conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+            write_meta(conn, "skipped", json.dumps(skipped_fingerprint(store, report.skipped)))
             write_meta(conn, "complete", 1)
     finally:
         conn.close()
@@ -321,6 +330,19 @@ def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None) -
         ensure_vector_table(conn, dim)
 
 
+def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[str, list[int]]:
+    """path -> [size, mtime_ns] of the files this run skipped, so `status` does not count a
+    file it will skip again as a pending change."""
+    marks: dict[str, list[int]] = {}
+    for key, _ in skipped:
+        try:
+            info = (store.root / key).stat()
+        except OSError:
+            continue
+        marks[key] = [info.st_size, info.st_mtime_ns]
+    return marks
+
+
 def store_fingerprint(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
     """path -> (size, mtime_ns) as indexed, to tell cheaply whether files changed since."""
     return {
@@ -332,6 +354,7 @@ def store_fingerprint(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
 def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
     """Count files added, modified and removed since the last run, from stat() alone."""
     indexed = store_fingerprint(conn)
+    skipped = {k: tuple(v) for k, v in json.loads(read_meta(conn, "skipped") or "{}").items()}
     added = modified = 0
     present: set[str] = set()
     for candidate in walk(store):
@@ -344,7 +367,8 @@ def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
             continue
         stored = indexed.get(candidate.key)
         if stored is None:
-            added += 1
+            if skipped.get(candidate.key) != (info.st_size, info.st_mtime_ns):
+                added += 1
         elif stored != (info.st_size, info.st_mtime_ns):
             modified += 1
     removed = len(set(indexed) - present)

@@ -123,7 +123,7 @@ def normalise(
 ) -> Memory:
     """Check and normalise the known fields; unknown fields are kept out of the index."""
     title = fields.get("title")
-    if title is not None and not isinstance(title, str | int | float):
+    if title is not None and not isinstance(title, str | int | float | dt.date):
         raise Skip(f"title{field_line(text, 'title')} must be text, got a {type(title).__name__}")
     title_text = str(title).strip() if title is not None else ""
     if not title_text:

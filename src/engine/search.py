@@ -13,7 +13,7 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import apsw
@@ -28,6 +28,8 @@ from engine.store import Config, Store, open_store
 
 DEFAULT_LIMIT = 10
 CANDIDATE_LIMIT = 40
+#: sqlite-vec answers k-NN for k <= 4096 and the vector arm asks for 4 per candidate.
+MAX_LIMIT = 1000
 MIN_VECTOR_COVERAGE = 0.95
 SNIPPET_CHARS = 300
 MAX_EMBED_QUERY_CHARS = 4000
@@ -240,8 +242,8 @@ class Searcher:
         weights: dict[str, float] | None = None,
     ) -> SearchResult:
         """Search for ``query``; the same options and result as :func:`search`."""
-        if limit < 1:
-            raise ValueError("limit must be at least 1")
+        if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
+            raise ValueError(f"limit and candidate_limit must be between 1 and {MAX_LIMIT}")
         config = self.store.config()
         if self._embedder is None and use_vector and query.strip() and config.model:
             self._embedder = make_embedder(config.model)
@@ -273,7 +275,8 @@ def run_search(
     weights: dict[str, float] | None,
 ) -> SearchResult:
     """One search on an open connection (the state plane attached when ``has_state``)."""
-    spec = scope or ScopeSpec()
+    query = clean_text(query)
+    spec = clean_scope(scope or ScopeSpec())
     built = build_scope(spec)
     terms = sanitize(query)
     drop_reasons: dict[str, str] = {}
@@ -285,8 +288,8 @@ def run_search(
         drop_reasons["vector"] = "empty query"
     else:
         if embedder is None:
-            drop_reasons["vector"] = "no embedding model configured"
-            expected_missing = True
+            drop_reasons["vector"] = "no embedding model configured (a lexical store)"
+            expected_missing = config.model is not None
         elif problem := vector_plane_problem(conn, embedder):
             drop_reasons["vector"] = problem
             expected_missing = True
@@ -320,7 +323,8 @@ def run_search(
         result.notes.append(f"query cut to its first {len(terms.terms)} terms")
     if not assembly.sql:
         return result
-    full = (match, candidate_limit, limit, vector, *built.values)
+    # Each arm must offer at least as many candidates as the caller asked for hits.
+    full = (match, max(candidate_limit, limit), limit, vector, *built.values)
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
     rows = conn.execute(assembly.sql, params).fetchall()
@@ -330,6 +334,21 @@ def run_search(
         result.empty_scope = True
         result.notes.append(f"no memory is in scope ({spec.describe()})")
     return result
+
+
+def clean_text(text: str) -> str:
+    """Text SQLite and the tokenizer can take: lone surrogates (a non-UTF-8 command line
+    argument arrives as those) become U+FFFD instead of raising deep inside a search."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def clean_scope(spec: ScopeSpec) -> ScopeSpec:
+    return replace(
+        spec,
+        kinds=tuple(clean_text(k) for k in spec.kinds),
+        tags=tuple(clean_text(t) for t in spec.tags),
+        path_prefix=clean_text(spec.path_prefix) if spec.path_prefix else spec.path_prefix,
+    )
 
 
 def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:

@@ -61,23 +61,25 @@ def record_access(store: Store, path: str, content_hash: str | None = None) -> A
 
 
 def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = None) -> Access:
-    """Fold an outcome into ``path``'s score, atomically (read and write in one transaction)."""
+    """Fold an outcome into ``path``'s score in one statement.
+
+    A single UPSERT takes the write lock before it reads the old score, so concurrent
+    reinforcements queue on the busy timeout instead of failing, and none is lost.
+    """
+    if outcome not in (-1, 1):
+        raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
     conn = open_state(store.state_path)
     try:
         with conn:
-            row = conn.execute(
-                "SELECT outcome_score FROM access WHERE path = ?", (path,)
-            ).fetchone()
-            score = fold_outcome(row[0] if row else 0.0, outcome)
             conn.execute(
                 """
                 INSERT INTO access(path, access_count, outcome_score, content_hash)
-                VALUES (?, 0, ?, ?)
+                VALUES (?1, 0, max(-1.0, min(1.0, ?2 * ?3)), ?4)
                 ON CONFLICT(path) DO UPDATE SET
-                    outcome_score = excluded.outcome_score,
+                    outcome_score = max(-1.0, min(1.0, (1 - ?2) * outcome_score + ?2 * ?3)),
                     content_hash = coalesce(excluded.content_hash, content_hash)
                 """,
-                (path, score, content_hash),
+                (path, OUTCOME_ALPHA, outcome, content_hash),
             )
             return get_access(conn, path)
     finally:
@@ -105,6 +107,36 @@ def follow_renames(store: Store, pairs: list[tuple[str, str]]) -> None:
                 )
     finally:
         conn.close()
+
+
+def adopt_by_content(store: Store, indexed: dict[str, str]) -> list[tuple[str, str]]:
+    """Move rows whose file is gone to the indexed file with the same content hash.
+
+    ``indexed`` maps content hash -> path for hashes held by exactly one file. This catches
+    renames that one index run could not pair (the index was deleted in between, or a run was
+    killed after writing the new path). Returns the (old, new) moves made.
+    """
+    if not indexed or not store.state_path.exists():
+        return []
+    conn = open_state(store.state_path)
+    moves: list[tuple[str, str]] = []
+    try:
+        with conn:
+            rows = conn.execute(
+                "SELECT path, content_hash FROM access WHERE content_hash IS NOT NULL"
+            ).fetchall()
+            have = {path for path, _ in rows}
+            live = set(indexed.values())
+            for path, digest in rows:
+                target = indexed.get(digest)
+                if path in live or target is None or target in have:
+                    continue
+                conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, path))
+                have.add(target)
+                moves.append((path, target))
+    finally:
+        conn.close()
+    return moves
 
 
 def state_paths(store: Store) -> list[str]:

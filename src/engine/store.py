@@ -117,7 +117,8 @@ def walk(store: Store) -> Iterator[Candidate]:
     """Every memory file under the store, sorted by key; symlinks and hidden folders are skipped.
 
     Symlinks are never followed: a link can point outside the store (leaking files into the
-    index) or at its own parent (a loop). A skipped link is reported, not silently dropped.
+    index) or at its own parent (a loop). A skipped link is reported, not silently dropped, and
+    so is a name that is not valid UTF-8 (it could not be a key in the index).
     """
     for dirpath, dirnames, filenames in os.walk(store.root, followlinks=False):
         here = Path(dirpath)
@@ -125,17 +126,37 @@ def walk(store: Store) -> Iterator[Candidate]:
         for name in sorted(dirnames):
             if name.startswith("."):
                 continue
-            if (here / name).is_symlink():
-                yield Candidate(store.key_of(here / name), here / name, "symlink (not followed)")
+            problem = name_problem(here / name)
+            if problem:
+                yield Candidate(printable_key(store, here / name), here / name, problem)
                 continue
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
             path = here / name
-            if name.startswith(".") or Path(name).suffix.lower() not in MEMORY_SUFFIXES:
+            if not is_memory_name(name):
                 continue
-            key = store.key_of(path)
-            if path.is_symlink():
-                yield Candidate(key, path, "symlink (not followed)")
-            else:
-                yield Candidate(key, path)
+            problem = name_problem(path)
+            yield Candidate(printable_key(store, path), path, problem)
+
+
+def is_memory_name(name: str) -> bool:
+    """Markdown or HTML, and not hidden."""
+    return not name.startswith(".") and Path(name).suffix.lower() in MEMORY_SUFFIXES
+
+
+def name_problem(path: Path) -> str | None:
+    """Why a path cannot be indexed by its name alone (None when it can)."""
+    if path.is_symlink():
+        return "symlink (not followed)"
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8; rename it"
+    return None
+
+
+def printable_key(store: Store, path: Path) -> str:
+    """The key, with undecodable bytes of a bad file name shown as escapes."""
+    key = store.key_of(path)
+    return key.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -152,3 +152,14 @@ def test_state_prune_dry_run_lists_and_keeps(tmp_path):
     assert dry == {"stale": ["a.md"], "removed": 0, "dry_run": True}
     done = json.loads(run("state", "prune", "--json", store=root).stdout)
     assert done["removed"] == 1
+
+
+@pytest.mark.parametrize("path", [".memsift/index.db", "notes.txt"])
+def test_read_refuses_files_that_are_not_memories(tmp_path, path):
+    root = tmp_path / "s"
+    (root / ".memsift").mkdir(parents=True)
+    (root / path).write_text("not a memory", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--store", str(root), "read", path])
+    assert result.exit_code == 2
+    assert "not a memory" in result.output
+    assert not (root / ".memsift" / "state.db").exists()

@@ -113,3 +113,21 @@ def test_unknown_arm_is_refused(tmp_path):
     folder = write_set(tmp_path / "s", CORPUS, QUERIES, [("q1", "d1", 1)])
     with pytest.raises(DatasetError, match="unknown arm"):
         evaluate(folder, arms=["bm42"], embedder=HashEmbedder())
+
+
+def test_a_kept_store_follows_a_smaller_corpus(tmp_path):
+    keep = tmp_path / "keep"
+    write_set(tmp_path / "big" / "s", CORPUS, QUERIES, [("q1", "d1", 1)])
+    evaluate(tmp_path / "big" / "s", embedder=HashEmbedder(), workdir=keep)
+    write_set(tmp_path / "small" / "s", CORPUS[:1], QUERIES, [("q1", "d1", 1)])
+    report = evaluate(tmp_path / "small" / "s", embedder=HashEmbedder(), workdir=keep)
+    assert report["overall"]["mrr@10"] == 1.0
+    assert len(list((keep / "s").glob("*.md"))) == 1
+
+
+def test_corpus_rows_the_indexer_skips_are_reported(tmp_path):
+    corpus = [*CORPUS, {"_id": "d4", "title": "Bad", "text": "x", "event_at": "yesterday"}]
+    folder = write_set(tmp_path / "s", corpus, QUERIES, [("q1", "d1", 1)])
+    report = evaluate(folder, embedder=HashEmbedder())
+    [row] = report["skipped"]["s"]
+    assert row["id"] == "d4" and "event_at" in row["reason"]

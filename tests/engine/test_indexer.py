@@ -292,3 +292,26 @@ def test_progress_reports_every_phase_up_to_its_total(make_store, hash_embedder)
     index_store(store, embedder=hash_embedder, progress=lambda *a: calls.append(a))
     assert ("scan", 30, 30) in calls
     assert calls[-1] == ("embed", 30, 30)
+
+
+def test_a_file_skipped_again_is_not_a_pending_change(make_store, hash_embedder):
+    from engine.status import store_status
+
+    store = make_store({"a.md": NOTE, "bad.md": "---\ntitle: [unclosed\n---\nbody\n"})
+    index_store(store, embedder=hash_embedder)
+    assert store_status(store)["changes"] == {"added": 0, "modified": 0, "removed": 0}
+    (store.root / "bad.md").write_text("# Fixed\n\nnow fine", encoding="utf-8")
+    touch_later(store.root / "bad.md")
+    assert store_status(store)["changes"]["added"] == 1
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(make_store, hash_embedder):
+    import os
+
+    store = make_store({"a.md": NOTE})
+    with open(os.path.join(os.fsencode(store.root), b"caf\xe9.md"), "wb") as handle:
+        handle.write(b"# x\n\nhi")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["a.md"]
+    [(key, reason)] = report.skipped
+    assert "UTF-8" in reason and key.startswith("caf")

@@ -604,3 +604,8 @@ def test_html_bad_meta_value_is_skipped_naming_the_field():
 def test_htm_suffix_is_html_too():
     memory = parse("<title>Old style</title><p>x</p>", path="old.HTM")
     assert (memory.title, memory.body) == ("Old style", "x")
+
+
+def test_a_date_as_title_is_kept_as_its_text():
+    memory = parse_memory("d.md", b"---\ntitle: 2026-10-03\n---\nbody")
+    assert memory.title == "2026-10-03"

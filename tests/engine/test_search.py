@@ -280,3 +280,18 @@ def test_searcher_attaches_the_state_plane_once_it_exists(indexed, hash_embedder
         assert "salience" in searcher.search("alpha").arms_dropped
         state.record_access(store, "a.md")
         assert "salience" in searcher.search("alpha").arms_fired
+
+
+def test_limit_above_the_candidate_limit_returns_that_many_hits(indexed, hash_embedder):
+    store = indexed(many_files(120))
+    result = search(store, "note", embedder=hash_embedder, limit=100, use_vector=False)
+    assert len(result.hits) == 100
+
+
+def test_lexical_store_by_configuration_is_not_degraded(make_store):
+    store = make_store(
+        {".memsift/config.toml": '[embedder]\nmodel = "none"\n', "a.md": "# A\n\nalpha"}
+    )
+    index_store(store)
+    result = search(store, "alpha")
+    assert "vector" in result.arms_dropped and not result.degraded

@@ -119,3 +119,13 @@ def test_a_100_kilobyte_query_is_cut_with_a_note(store):
     assert len(query) > 100_000
     assert [h.path for h in result.hits][:1] == ["a.md"]
     assert any(f"first {MAX_TERMS} terms" in note for note in result.notes)
+
+
+def test_lone_surrogates_in_query_and_scope_are_searched_not_raised(store):
+    # A command-line argument that is not valid UTF-8 reaches Python as lone surrogates.
+    spec = ScopeSpec(tags=("\udcff",), path_prefix="a\ud800")
+    result = search(store, "caf\udce9 database", embedder=HashEmbedder(), scope=spec)
+    assert result.hits == []
+    assert [h.path for h in search(store, "\ud800 database", embedder=HashEmbedder()).hits][:1] == [
+        "a.md"
+    ]

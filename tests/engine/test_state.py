@@ -66,3 +66,40 @@ def test_state_follows_a_renamed_file_with_the_same_content(make_store, hash_emb
     (store.root / "a.md").rename(store.root / "b.md")
     index_store(store, embedder=hash_embedder)
     assert state.state_paths(store) == ["b.md"]
+
+
+def test_state_follows_a_rename_made_while_the_index_was_deleted(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embedder=hash_embedder)
+    from engine.db import open_index
+
+    index = open_index(store.index_path)
+    (digest,) = index.execute("SELECT content_hash FROM files WHERE path = 'a.md'").fetchone()
+    index.close()
+    state.record_access(store, "a.md", digest)
+    for suffix in ("", "-wal", "-shm"):
+        store.index_path.with_name(store.index_path.name + suffix).unlink(missing_ok=True)
+    (store.root / "a.md").rename(store.root / "moved.md")
+    index_store(store, embedder=hash_embedder)
+    assert state.state_paths(store) == ["moved.md"]
+
+
+def test_concurrent_reinforcements_all_succeed(make_store):
+    import subprocess
+    import sys
+
+    store = make_store({"a.md": "# A\n\nalpha"})
+    code = (
+        "import sys\nfrom engine import state\nfrom engine.store import open_store\n"
+        "s = open_store(sys.argv[1])\n"
+        "for _ in range(30): state.reinforce(s, 'a.md', 1)\n"
+    )
+    workers = [
+        subprocess.Popen([sys.executable, "-c", code, str(store.root)]) for _ in range(4)
+    ]
+    assert [w.wait(timeout=120) for w in workers] == [0, 0, 0, 0]
+    conn = state.open_state(store.state_path)
+    try:
+        assert state.get_access(conn, "a.md").outcome_score == pytest.approx(1 - 0.7**120)
+    finally:
+        conn.close()
