@@ -53,6 +53,8 @@ def user_errors(debug: bool) -> Iterator[None]:
     except apsw.Error as exc:
         if debug:
             traceback.print_exc()
+        if isinstance(exc, apsw.BusyError | apsw.LockedError):
+            fail(f"SQLite: {exc}; another memsift process is writing, retry when it finishes")
         fail(
             f"SQLite: {exc} (if the index is damaged, delete .memsift/index.db and re-index; "
             "state.db is separate and kept)"
