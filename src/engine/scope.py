@@ -9,6 +9,7 @@ value with quotes, ``%``, ``_`` or SQL in it matches only itself.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from engine.memory import format_utc, parse_iso
@@ -64,7 +65,7 @@ def moment_bound(text: str, *, end_of_day: bool, name: str) -> str:
     moment = parse_iso(text)
     if moment is None:
         raise ScopeError(f"--{name} {text[:40]!r} is not an ISO 8601 date; use e.g. 2026-10-03")
-    if end_of_day and len(text.strip()) == 10:
+    if end_of_day and re.fullmatch(r"\d{4}-?\d{2}-?\d{2}", text.strip()):
         moment += dt.timedelta(days=1) - dt.timedelta(seconds=1)
     try:
         return format_utc(moment)

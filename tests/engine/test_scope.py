@@ -359,3 +359,7 @@ def test_arbitrary_window_text_is_a_scope_error_or_a_valid_scope(index, since, u
         in_scope(index, spec)
     except ScopeError as error:
         assert str(error).startswith(("--since", "--until"))
+
+
+def test_until_a_compact_date_includes_the_whole_day():
+    assert build_scope(ScopeSpec(until="20261021")).values == ("2026-10-21 23:59:59",)
