@@ -19,8 +19,10 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 
 import apsw
 
@@ -108,6 +110,35 @@ def index_store(
     if not embed:
         embedder = None
     report = IndexReport()
+    store.state_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(store.state_dir / "index.lock"):
+        return run_index(store, config.max_file_bytes, embedder, progress, report)
+
+
+@contextmanager
+def run_lock(path: Path) -> Iterator[None]:
+    """One index run per store at a time: a second run waits for the first, then finds its work
+    done, instead of embedding the same chunks twice. The OS drops the lock if a run dies."""
+    with path.open("a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): runs stay correct, only not serialised
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def run_index(
+    store: Store,
+    max_file_bytes: int,
+    embedder: Embedder | None,
+    progress: Progress | None,
+    report: IndexReport,
+) -> IndexReport:
     conn = open_index(store.index_path, create=True)
     try:
         with conn:
@@ -121,7 +152,7 @@ def index_store(
         seen: set[str] = set()
         touched: list[tuple[int, str, str]] = []
         candidates = list(walk(store))
-        changed = scan(candidates, config.max_file_bytes, known, seen, report, touched, progress)
+        changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
         for batch in batched(changed, WRITE_BATCH):
             write_files(conn, batch)
             report.indexed.extend(p.key for p in batch)

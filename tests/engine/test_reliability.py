@@ -46,8 +46,8 @@ WORKER = textwrap.dedent(
     indexer.WRITE_BATCH = 4
     indexer.EMBED_BATCH = 4
     print("ready", flush=True)
-    indexer.index_store(open_store(sys.argv[1]), embedder=SlowEmbedder())
-    print("done", flush=True)
+    report = indexer.index_store(open_store(sys.argv[1]), embedder=SlowEmbedder())
+    print("done", report.embedded, flush=True)
     """
 )
 
@@ -233,3 +233,22 @@ def test_state_rows_of_deleted_memories_stay_until_pruned(make_store, hash_embed
     assert store_status(store)["stale_state_rows"] == ["a.md"]
     assert state.prune(store, stale_state_paths(store)) == 1
     assert state.state_paths(store) == ["b.md"]
+
+
+def test_two_index_runs_at_once_embed_each_chunk_once(tmp_path):
+    rng = random.Random(11)
+    root = tmp_path / "store"
+    write_corpus(root, rng, 30)
+    first, second = start_worker(root), start_worker(root)
+    outputs = []
+    for process in (first, second):
+        assert process.stdout is not None
+        outputs.append(process.stdout.read())
+        assert finish(process) == 0
+    embedded = sum(int(out.split()[-1]) for out in outputs)
+    conn = open_index(root / ".memsift" / "index.db")
+    try:
+        (distinct,) = conn.execute("SELECT count(DISTINCT hash) FROM chunks").fetchone()
+    finally:
+        conn.close()
+    assert embedded == distinct
