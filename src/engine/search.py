@@ -201,6 +201,7 @@ class Searcher:
     ) -> None:
         self.store = store if isinstance(store, Store) else open_store(store)
         self._embedder = embedder
+        self._own_embedder = embedder is None
         self._conn: apsw.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._has_state = False
@@ -245,8 +246,12 @@ class Searcher:
         if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
             raise ValueError(f"limit and candidate_limit must be between 1 and {MAX_LIMIT}")
         config = self.store.config()
-        if self._embedder is None and use_vector and query.strip() and config.model:
-            self._embedder = make_embedder(config.model)
+        if self._own_embedder:  # follow config.toml: another model, or none at all
+            current = self._embedder.name if self._embedder else None
+            if config.model is None:
+                self._embedder = None
+            elif current != config.model and use_vector and query.strip():
+                self._embedder = make_embedder(config.model)
         return run_search(
             self._connection(),
             config,

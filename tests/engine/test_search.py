@@ -295,3 +295,13 @@ def test_lexical_store_by_configuration_is_not_degraded(make_store):
     index_store(store)
     result = search(store, "alpha")
     assert "vector" in result.arms_dropped and not result.degraded
+
+
+def test_searcher_follows_a_configuration_that_turns_vectors_off(indexed, hash_embedder):
+    store = indexed({"a.md": memory("A", "alpha")})
+    with Searcher(store) as searcher:
+        before = searcher.search("alpha")  # the default model, which this index lacks
+        (store.state_dir / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+        after = searcher.search("alpha")
+    assert before.degraded
+    assert "vector" in after.arms_dropped and not after.degraded
