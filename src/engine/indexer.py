@@ -49,6 +49,7 @@ class IndexReport:
     removed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     embedded: int = 0
+    #: State rows moved to a new path holding their memory's content: (old, new).
     renamed: list[tuple[str, str]] = field(default_factory=list)
 
     def summary(self) -> dict[str, object]:
@@ -163,21 +164,20 @@ def run_index(
                 )
         gone = sorted(set(known) - seen)
         if gone:
-            moved_hashes = {known[path][1]: path for path in gone}
             with conn:
                 conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
             report.removed = gone
-            report.renamed = find_renames(conn, moved_hashes, report.indexed)
-            if report.renamed and store.state_path.exists():
-                state_plane.follow_renames(store, report.renamed)
         if store.state_path.exists():
+            present = {path for (path,) in conn.execute("SELECT path FROM files")}
             unique = dict(
                 conn.execute(
                     "SELECT content_hash, min(path) FROM files GROUP BY content_hash "
                     "HAVING count(*) = 1"
                 ).fetchall()
             )
-            report.renamed += state_plane.adopt_by_content(store, unique)
+            report.renamed = state_plane.follow_content(
+                store, present, unique, {path: known[path][1] for path in gone}
+            )
         if embedder is not None:
             report.embedded = fill_vectors(conn, embedder, progress)
         with conn:
@@ -293,20 +293,6 @@ def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
                     for seq, chunk in enumerate(chunk_text(m.body) or [m.title])
                 ],
             )
-
-
-def find_renames(
-    conn: apsw.Connection, gone_hashes: dict[str, str], indexed: list[str]
-) -> list[tuple[str, str]]:
-    """(old, new) pairs where a removed file's exact content reappeared under a new path."""
-    if not indexed:
-        return []
-    pairs = []
-    for new_path in indexed:
-        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (new_path,)).fetchone()
-        if row and row[0] in gone_hashes:
-            pairs.append((gone_hashes.pop(row[0]), new_path))
-    return pairs
 
 
 def fill_vectors(

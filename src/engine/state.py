@@ -32,13 +32,6 @@ def now_utc() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def fold_outcome(score: float, outcome: int, alpha: float = OUTCOME_ALPHA) -> float:
-    """Exponential moving average of outcomes; with outcomes in {-1, 1} it stays in [-1, 1]."""
-    if outcome not in (-1, 1):
-        raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
-    return max(-1.0, min(1.0, (1 - alpha) * score + alpha * outcome))
-
-
 def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
     """Count one read of ``path`` now."""
     conn = open_state(store.state_path)
@@ -94,44 +87,37 @@ def get_access(conn: apsw.Connection, path: str) -> Access:
     return Access(*row) if row else Access(path, 0, None, 0.0)
 
 
-def follow_renames(store: Store, pairs: list[tuple[str, str]]) -> None:
-    """Move state rows from old to new paths (when the new path has no row of its own)."""
-    conn = open_state(store.state_path)
-    try:
-        with conn:
-            for old, new in pairs:
-                conn.execute(
-                    "UPDATE access SET path = ? WHERE path = ? "
-                    "AND NOT EXISTS (SELECT 1 FROM access WHERE path = ?)",
-                    (new, old, new),
-                )
-    finally:
-        conn.close()
+def follow_content(
+    store: Store,
+    present: set[str],
+    unique: dict[str, str],
+    gone: dict[str, str] | None = None,
+) -> list[tuple[str, str]]:
+    """Move the rows of memories that are gone to the file now holding the same content.
 
-
-def adopt_by_content(store: Store, indexed: dict[str, str]) -> list[tuple[str, str]]:
-    """Move rows whose file is gone to the indexed file with the same content hash.
-
-    ``indexed`` maps content hash -> path for hashes held by exactly one file. This catches
-    renames that one index run could not pair (the index was deleted in between, or a run was
-    killed after writing the new path). Returns the (old, new) moves made.
+    ``present`` is every indexed path; ``unique`` maps content hash -> path for hashes exactly
+    one file holds; ``gone`` gives the last indexed hash of paths this run removed, for rows that
+    never recorded one. One mechanism covers a rename seen within a run and one made while the
+    index was deleted or a run was killed. A row never lands on a path that has its own.
+    Returns the (old, new) moves made.
     """
-    if not indexed or not store.state_path.exists():
+    if not unique or not store.state_path.exists():
         return []
+    gone = gone or {}
     conn = open_state(store.state_path)
     moves: list[tuple[str, str]] = []
     try:
         with conn:
-            rows = conn.execute(
-                "SELECT path, content_hash FROM access WHERE content_hash IS NOT NULL"
-            ).fetchall()
+            rows = conn.execute("SELECT path, content_hash FROM access").fetchall()
             have = {path for path, _ in rows}
-            live = set(indexed.values())
             for path, digest in rows:
-                target = indexed.get(digest)
-                if path in live or target is None or target in have:
+                if path in present:
+                    continue
+                target = unique.get(digest or gone.get(path, ""))
+                if target is None or target in have:
                     continue
                 conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, path))
+                have.discard(path)
                 have.add(target)
                 moves.append((path, target))
     finally:

@@ -8,24 +8,27 @@ from engine import state
 from engine.indexer import index_store
 
 
-def test_fold_outcome_moves_towards_the_outcome():
-    assert state.fold_outcome(0.0, 1) == pytest.approx(0.3)
-    assert state.fold_outcome(0.3, -1) == pytest.approx(0.3 * 0.7 - 0.3)
+def test_reinforce_moves_the_score_towards_the_outcome(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    assert state.reinforce(store, "a.md", 1).outcome_score == pytest.approx(0.3)
+    assert state.reinforce(store, "a.md", -1).outcome_score == pytest.approx(0.3 * 0.7 - 0.3)
 
 
-def test_fold_outcome_stays_within_bounds_after_many_outcomes():
-    score = 0.0
-    for _ in range(200):
-        score = state.fold_outcome(score, 1)
+def test_reinforce_stays_within_bounds_after_many_outcomes(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    for _ in range(40):
+        score = state.reinforce(store, "a.md", 1).outcome_score
     assert 0.99 < score <= 1.0
-    for _ in range(200):
-        score = state.fold_outcome(score, -1)
+    for _ in range(40):
+        score = state.reinforce(store, "a.md", -1).outcome_score
     assert -1.0 <= score < -0.99
 
 
-def test_fold_outcome_refuses_other_values():
+def test_reinforce_refuses_other_outcomes_and_writes_nothing(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
     with pytest.raises(ValueError, match="1 or -1"):
-        state.fold_outcome(0.0, 2)
+        state.reinforce(store, "a.md", 2)
+    assert state.state_paths(store) == []
 
 
 def test_record_access_counts_and_timestamps(make_store):
@@ -103,3 +106,13 @@ def test_concurrent_reinforcements_all_succeed(make_store):
         assert state.get_access(conn, "a.md").outcome_score == pytest.approx(1 - 0.7**120)
     finally:
         conn.close()
+
+
+def test_a_row_never_moves_onto_a_memory_that_has_its_own(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    (store.root / "a.md").rename(store.root / "b.md")
+    state.record_access(store, "b.md")
+    index_store(store, embedder=hash_embedder)
+    assert state.state_paths(store) == ["a.md", "b.md"]
