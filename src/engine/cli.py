@@ -23,7 +23,7 @@ from engine.db import IndexMissing, open_index
 from engine.embedder import EmbedderError
 from engine.indexer import index_store
 from engine.scope import ScopeError, ScopeSpec
-from engine.search import SearchResult, search
+from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
 from engine.store import Store, StoreError, is_memory_name, open_store
 
@@ -241,8 +241,6 @@ def print_result(result: SearchResult, explain: bool) -> None:
     if explain and result.sql:
         click.echo("\n-- SQL (bind these values in order: ?1, ?2, ...)")
         click.echo(result.sql)
-        from engine.search import shown_param
-
         click.echo(
             "-- values: " + json.dumps([shown_param(p) for p in result.params], ensure_ascii=False)
         )

@@ -9,7 +9,6 @@ and whether the search ran degraded.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -116,7 +115,7 @@ def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | Non
             f"index holds vectors of {model or 'no model'}, configured model is {embedder.name}; "
             "run `memsift index`"
         )
-    if meta.get("vec_dim") != str(embedder.dim) or vector_table_dim(conn) != embedder.dim:
+    if vector_table_dim(conn) != embedder.dim:
         return "the index has no vector table for this model yet; run `memsift index`"
     if meta.get("complete") == "1":
         chunks = int(meta.get("chunks") or 0)
@@ -447,7 +446,3 @@ def trim(text: str, pattern: re.Pattern[str] | None) -> str:
 
 def highlight(text: str, pattern: re.Pattern[str] | None) -> str:
     return pattern.sub(lambda m: f"**{m.group(0)}**", text) if pattern else text
-
-
-def dumps(result: SearchResult, explain: bool = False) -> str:
-    return json.dumps(result.to_json(explain=explain), ensure_ascii=False, indent=2)

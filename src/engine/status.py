@@ -13,9 +13,10 @@ from engine.indexer import pending_changes
 from engine.store import Store
 
 
-def stale_state_paths(store: Store) -> list[str]:
+def stale_state_paths(store: Store, known: list[str] | None = None) -> list[str]:
     """State rows whose memory file no longer exists in the store."""
-    return [p for p in state_plane.state_paths(store) if not (store.root / p).is_file()]
+    paths = state_plane.state_paths(store) if known is None else known
+    return [p for p in paths if not (store.root / p).is_file()]
 
 
 def store_status(store: Store) -> dict[str, object]:
@@ -39,7 +40,7 @@ def store_status(store: Store) -> dict[str, object]:
     finally:
         conn.close()
     known = state_plane.state_paths(store)
-    stale = stale_state_paths(store)
+    stale = stale_state_paths(store, known)
     return {
         "store": str(store.root),
         "files": files,
