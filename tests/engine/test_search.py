@@ -91,7 +91,8 @@ def test_salience_gives_no_rank_to_tasks_and_people_but_other_arms_do(indexed, h
             "s.md": memory("Tea fact", "tea is brewed at 80 degrees", kind="semantic"),
         }
     )
-    state.record_access(store, "p.md")
+    for path in ("p.md", "t.md", "s.md"):
+        state.record_access(store, path)
     result = search(
         store, "tea", embedder=hash_embedder, scope=ScopeSpec(kinds=("person", "task", "semantic"))
     )
@@ -99,6 +100,44 @@ def test_salience_gives_no_rank_to_tasks_and_people_but_other_arms_do(indexed, h
     assert "salience" not in arms["p.md"] and "salience" not in arms["t.md"]
     assert "fts" in arms["p.md"] and "fts" in arms["t.md"]
     assert "salience" in arms["s.md"]
+
+
+def test_salience_ranks_only_memories_with_a_state_row(indexed, hash_embedder):
+    store = indexed(
+        {
+            "read.md": memory("Tea once", "tea notes"),
+            "never.md": memory("Tea twice", "tea notes again"),
+        }
+    )
+    state.record_access(store, "read.md")
+    result = search(store, "tea", embedder=hash_embedder)
+    arms = {h.path: set(h.arms) for h in result.hits}
+    assert "salience" in arms["read.md"]
+    assert "salience" not in arms["never.md"]
+
+
+def test_a_memory_only_reported_unhelpful_earns_no_salience(indexed, hash_embedder):
+    store = indexed({"a.md": memory("Tea", "tea notes"), "b.md": memory("Tea", "tea more")})
+    state.record_access(store, "b.md")
+    state.reinforce(store, "a.md", -1)
+    result = search(store, "tea", embedder=hash_embedder)
+    assert "salience" not in {h.path: h.arms for h in result.hits}["a.md"]
+
+
+def test_reading_one_memory_never_reorders_a_query_it_is_not_a_hit_of(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    notes = {
+        f"n{i}.md": memory(f"Deploy note {i}", f"deploy pipeline step {i} " + "word " * i)
+        for i in range(8)
+    }
+    store = indexed({**notes, "other.md": memory("Gardening", "tomatoes need sun")})
+    before = search(store, "deploy pipeline", use_vector=False)
+    assert "other.md" not in {h.path for h in before.hits}
+    state.record_access(store, "other.md")  # the first read creates the state plane
+    after = search(store, "deploy pipeline", use_vector=False)
+    assert "salience" in after.arms_fired
+    assert [(h.path, h.score) for h in after.hits] == [(h.path, h.score) for h in before.hits]
 
 
 def test_probe_binds_all_terms_when_one_memory_holds_them_all(indexed):
