@@ -34,6 +34,10 @@ class DatasetError(ValueError):
     """A set that does not follow the BEIR layout; the message names the file and line."""
 
 
+class KeepError(ValueError):
+    """A ``--keep`` folder eval may not write into; the message names it and says why."""
+
+
 @dataclass(frozen=True)
 class Query:
     id: str
