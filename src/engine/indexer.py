@@ -299,6 +299,10 @@ def fill_vectors(
         conn.execute(
             "DELETE FROM embeddings WHERE model != ? OR dim != ?", (embedder.name, embedder.dim)
         )
+        # Recorded before the first vector, not at the end: after a killed run a search can
+        # then tell these vectors' model and say how far embedding got.
+        write_meta(conn, "model", embedder.name)
+        write_meta(conn, "dim", embedder.dim)
     ensure_vector_table(conn, embedder.dim)
     missing = conn.execute(
         """

@@ -336,8 +336,8 @@ def test_an_interrupted_first_embedding_run_says_how_far_it_got(
         index_store(store, embedder=EmbedderThatDies(batches=1))
     result = search(store, "body", embedder=hash_embedder)
     assert result.arms_dropped["vector"] == (
-        "embedding stopped at 3 of 10 chunks (an interrupted `memsift index`); "
-        "run `memsift index` to resume it"
+        "embedding stopped at 3 of 10 chunks (an index run was interrupted or is still "
+        "running); run `memsift index` to resume it"
     )
     assert result.degraded
 
