@@ -427,7 +427,8 @@ def parse_weights(text: str | None) -> dict[str, float]:
     "--keep",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Keep the indexed stores in this folder; later runs reuse their vectors.",
+    help="Keep the indexed stores in this folder (new, empty, or made by an earlier --keep); "
+    "later runs reuse their vectors.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
