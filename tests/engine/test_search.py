@@ -344,3 +344,52 @@ def test_searcher_follows_a_configuration_that_turns_vectors_off(indexed, hash_e
         after = searcher.search("alpha")
     assert before.degraded
     assert "vector" in after.arms_dropped and not after.degraded
+
+
+class Killed(Exception):
+    """Stands in for the signal that stops a run mid-way."""
+
+
+class EmbedderThatDies(HashEmbedder):
+    """Embeds ``batches`` batches, then fails as a killed run would stop."""
+
+    def __init__(self, batches: int) -> None:
+        super().__init__()
+        self.batches = batches
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.batches == 0:
+            raise Killed
+        self.batches -= 1
+        return super().embed(texts)
+
+
+def test_an_interrupted_first_embedding_run_says_how_far_it_got(
+    make_store, hash_embedder, monkeypatch
+):
+    from engine import indexer
+
+    store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 3)
+    with pytest.raises(Killed):
+        index_store(store, embedder=EmbedderThatDies(batches=1))
+    result = search(store, "body", embedder=hash_embedder)
+    assert result.arms_dropped["vector"] == (
+        "embedding stopped at 3 of 10 chunks (an index run was interrupted or is still "
+        "running); run `memsift index` to resume it"
+    )
+    assert result.degraded
+
+
+def test_a_lexical_run_after_an_interrupted_one_still_says_how_far_embedding_got(
+    make_store, hash_embedder, monkeypatch
+):
+    from engine import indexer
+
+    store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 4)
+    with pytest.raises(Killed):
+        index_store(store, embedder=EmbedderThatDies(batches=1))
+    index_store(store, embed=False)
+    result = search(store, "body", embedder=hash_embedder)
+    assert "4 of 10 chunks" in result.arms_dropped["vector"]
