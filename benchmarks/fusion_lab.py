@@ -34,7 +34,7 @@ import numpy as np
 from engine.assemble import bound_prefix
 from engine.db import open_index
 from engine.embedder import default_embedder
-from engine.evaluate import find_sets, load_set, write_store
+from engine.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store
 from engine.indexer import index_store
 from engine.query import quote, sanitize
 from engine.scope import ScopeSpec, build_scope
@@ -116,9 +116,14 @@ def build_chunk_fts(conn) -> None:  # type: ignore[no-untyped-def]
 
 def fts_form(conn, terms, scope, variant: str) -> str | None:  # type: ignore[no-untyped-def]
     """The form the search binds: all terms when one file (or chunk) in scope holds them."""
-    _, table, old_stop = FTS_SQL[variant]
-    all_form = " AND ".join(quote(t) for t in terms.terms) or None if old_stop else terms.all_form()
+    _, table, mode = FTS_SQL[variant]
     any_form = terms.any_form()
+    if mode == "or":
+        return any_form
+    if mode == "oldstop":
+        all_form = " AND ".join(quote(t) for t in terms.terms) or None
+    else:
+        all_form = terms.all_form()
     if all_form is None or all_form == any_form:
         return all_form
     if table == "chunks":
@@ -157,6 +162,8 @@ def extract_store(  # type: ignore[no-untyped-def]
     data = load_set(folder)
     root = work / "stores" / folder.parent.name / folder.name
     root.mkdir(parents=True, exist_ok=True)
+    if not (root / KEEP_MARKER).exists():  # a lab store from before eval kept a marker
+        mark_keep_folder(root, {p.name for p in root.glob("*.md")})
     keys = write_store(data, root)
     store = open_store(root)
     index_store(store, embedder=embedder)
@@ -376,27 +383,37 @@ def levers(work: Path) -> None:
         print(f"{label:<34}" + "".join(f"{v:>14.4f}" for v in row))
 
 
+def all_terms_matched(query: QueryRuns) -> bool:
+    """Did the probe find a memory holding every content term (the all-terms form bound)?"""
+    return [d for d, _ in query.arms["fts:file"]] != [d for d, _ in query.arms["fts:file-or"]]
+
+
 def abstention(work: Path) -> None:
-    """How well the best cosine of the vector arm tells an answerable query from a foreign one.
+    """How well "no memory holds every query word, and none is similar enough" tells an
+    answerable query from a foreign one.
 
     Own queries whose fused top 10 holds a relevant memory are the answerable ones; queries of
-    other sets (nothing relevant here) are the foreign ones. For each floor: the share of
-    answerable queries it would silence (the cost) and of foreign ones (the gain)."""
+    other sets (nothing relevant here) are the foreign ones. For each similarity floor: the
+    share of answerable queries it would silence (the cost) and of foreign ones (the gain)."""
     sets = load(work)
     setting = Setting()
-    print(f"{'set':<14}{'floor':>7}{'answered lost':>15}{'foreign caught':>16}")
+    floors = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+    print(f"{'set':<14}" + "".join(f"{f:>13.2f}" for f in floors) + "   (lost / caught)")
     for name, stores in sets.items():
-        answerable, foreign = [], []
+        answerable: list[tuple[bool, float]] = []
+        foreign: list[tuple[bool, float]] = []
         for st in stores:
             for q in st.queries:
                 top = [d for d, _ in fuse(st, q, setting)[:10]]
                 if any(q.relevant.get(d, 0) > 0 for d in top):
-                    answerable.append(q.arms["vector"][0][1])
-            foreign += [q.arms["vector"][0][1] for q in st.foreign]
-        for floor in (0.15, 0.2, 0.25, 0.3, 0.35):
-            lost = sum(v < floor for v in answerable) / max(1, len(answerable))
-            caught = sum(v < floor for v in foreign) / max(1, len(foreign))
-            print(f"{name:<14}{floor:>7.2f}{lost:>15.3f}{caught:>16.3f}")
+                    answerable.append((all_terms_matched(q), q.arms["vector"][0][1]))
+            foreign += [(all_terms_matched(q), q.arms["vector"][0][1]) for q in st.foreign]
+        cells = []
+        for floor in floors:
+            lost = sum(not m and v < floor for m, v in answerable) / max(1, len(answerable))
+            caught = sum(not m and v < floor for m, v in foreign) / max(1, len(foreign))
+            cells.append(f"{lost:.3f}/{caught:.3f}")
+        print(f"{name:<14}" + "".join(f"{c:>13}" for c in cells))
 
 
 def grid() -> list[Setting]:
