@@ -306,7 +306,11 @@ def content_hash_of(store: Store, key: str) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the memory and its access record.")
 @click.pass_context
 def read(ctx: click.Context, path: str, as_json: bool) -> None:
-    """Print a memory and record the access in the state plane."""
+    """Print a memory and record the access in the state plane.
+
+    In a read-only store the memory is still printed; a warning says the access could not be
+    counted (--json: "counted": false).
+    """
     store = get_store(ctx)
     key, full = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
