@@ -63,9 +63,10 @@ negative number, more negative meaning more relevant, so the candidates are take
 ascending order of that score; a title match counts four times a body match.
 
 This is the arm that keeps exact facts exact: a port number, a person's name, an error code.
-The query never reaches FTS5 as typed. It is reduced to words, and the search first asks
-whether any memory in scope holds all of them; if one does, all words are required,
-otherwise any word will do, with common stop words left out.
+The query never reaches FTS5 as typed. It is reduced to words, common stop words are left
+out ("how do I" is not what a question asks about), and the search first asks whether any
+memory in scope holds all the remaining words; if one does, all are required, otherwise any
+will do.
 """,
         sql="""
 SELECT path, row_number() OVER (ORDER BY score, path) AS rank
@@ -176,6 +177,11 @@ hours; how often it was read, on a log scale so the hundredth read adds little; 
 outcome score when positive, so memories reported as helpful rise while a bad outcome only
 withdraws the bonus instead of burying the memory.
 
+Only memories with a record in the state plane are ranked, and only while that record says
+something good: a memory never read or reinforced earns nothing here (ranking it by when its
+file was written would make this a second recency arm), and neither does one that was never
+read and only ever reported unhelpful.
+
 Like recency, it ranks only the candidates the query arms found. Tasks and person records
 get no rank here: they are looked up often by nature, and that traffic says nothing about
 whether they are worth surfacing for an unrelated query. The exclusion belongs to this arm
@@ -186,15 +192,15 @@ has no state plane yet.
 SELECT path, rank() OVER (ORDER BY salience DESC) AS rank
 FROM (
     SELECT f.path AS path,
-           exp(-0.01 * 24.0 * (julianday('now')
-                               - julianday(coalesce(a.last_accessed_at, f.updated_at))))
-           + ln(1 + coalesce(a.access_count, 0))
-           + max(coalesce(a.outcome_score, 0), 0) AS salience
+           coalesce(exp(-0.01 * 24.0 * (julianday('now') - julianday(a.last_accessed_at))), 0)
+           + ln(1 + a.access_count)
+           + max(a.outcome_score, 0) AS salience
     FROM files AS f
-    LEFT JOIN state.access AS a ON a.path = f.path
+    JOIN state.access AS a ON a.path = f.path
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
       AND coalesce(f.kind, '') NOT IN ('task', 'person')
 )
+WHERE salience > 0
 """,
     ),
 )

@@ -8,6 +8,7 @@ traceback).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -23,10 +24,11 @@ from engine.db import IndexMissing, open_index_reader
 from engine.embedder import EmbedderError
 from engine.errors import DatabaseError, Problem
 from engine.indexer import index_store
+from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
-from engine.store import Store, StoreError, is_memory_name, open_store
+from engine.store import Store, StoreError, is_memory_name, kind_problem, open_store
 from engine.terminal import printable
 
 
@@ -143,6 +145,8 @@ def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
     )
     for path, reason in report.skipped:
         click.echo(f"  skipped {printable(path)}: {printable(reason)}")
+    for old, new in report.renamed:
+        click.echo(f"  moved state of {printable(old)} to {printable(new)} (renamed, same content)")
 
 
 def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -262,25 +266,38 @@ def styled_snippet(snippet: str) -> str:
 
 
 def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
-    """A memory path given relative to the store (or the current folder) as (key, file)."""
+    """A memory path given relative to the store (or the current folder) as (key, file).
+
+    Refuses, before anything opens the file, what the indexer would skip: a link, anything that
+    is not a regular file (a named pipe would block the read), a name that is not UTF-8."""
+    shown = os.fsencode(given).decode("utf-8", "backslashreplace")
     candidate = Path(given)
     full = candidate if candidate.is_absolute() else store.root / candidate
-    if not full.exists() and (Path.cwd() / candidate).exists():
+    if not os.path.lexists(full) and os.path.lexists(Path.cwd() / candidate):
         full = Path.cwd() / candidate
     if full.is_symlink():
-        fail(f"{given}: a symlink; memsift never follows links, read the file it points to")
+        fail(f"{shown}: a symlink; memsift never follows links, read the file it points to")
     full = full.resolve()
     try:
         key = full.relative_to(store.root).as_posix()
     except ValueError:
-        fail(f"{given}: not inside the store {store.root}; give a path relative to the store")
-    if not full.is_file():
-        fail(f"{given}: no such memory in the store; `memsift search` lists paths")
+        fail(f"{shown}: not inside the store {store.root}; give a path relative to the store")
+    try:
+        mode = full.lstat().st_mode
+    except OSError:
+        fail(f"{shown}: no such memory in the store; `memsift search` lists paths")
     if any(part.startswith(".") for part in key.split("/")) or not is_memory_name(full.name):
         fail(
-            f"{given}: not a memory (memories are .md/.markdown/.html/.htm files outside "
+            f"{shown}: not a memory (memories are .md/.markdown/.html/.htm files outside "
             "hidden folders)"
         )
+    problem = kind_problem(mode)
+    if problem:
+        fail(f"{shown}: {problem}")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        fail(f"{shown}: the file name is not valid UTF-8, so it cannot be a memory; rename it")
     return key, full
 
 
@@ -314,7 +331,11 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
     store = get_store(ctx)
     key, full = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
-        text = full.read_text(encoding="utf-8", errors="replace")
+        try:
+            data, _ = read_regular(full, store.config().max_file_bytes)
+        except Unreadable as exc:
+            fail(f"{key}: {exc.reason}")
+        text = data.decode("utf-8", errors="replace")
         access, counted = count_read(store, key)
     if as_json:
         emit(
@@ -438,7 +459,8 @@ def parse_weights(text: str | None) -> dict[str, float]:
     "--keep",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Keep the indexed stores in this folder; later runs reuse their vectors.",
+    help="Keep the indexed stores in this folder (new, empty, or made by an earlier --keep); "
+    "later runs reuse their vectors.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context

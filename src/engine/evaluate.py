@@ -23,7 +23,7 @@ from engine.arms import ARMS
 from engine.embedder import Embedder
 from engine.indexer import Progress, index_store
 from engine.search import search
-from engine.store import open_store
+from engine.store import open_store, walk
 
 METRIC_NAMES = ("ndcg@10", "mrr@10", "recall@5", "recall@10")
 RUN_DEPTH = 100
@@ -32,6 +32,10 @@ CORPUS_MTIME_NS = 946_684_800 * 1_000_000_000  # 2000-01-01T00:00:00Z
 
 class DatasetError(ValueError):
     """A set that does not follow the BEIR layout; the message names the file and line."""
+
+
+class KeepError(ValueError):
+    """A ``--keep`` folder eval may not write into; the message names it and says why."""
 
 
 @dataclass(frozen=True)
@@ -139,12 +143,75 @@ def yaml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+#: Written into every folder ``--keep`` makes; eval only ever reuses a folder that holds it.
+KEEP_MARKER = ".memsift-eval.json"
+#: The names ``write_store`` gives memory files; nothing else is ever deleted.
+WRITTEN_NAME = re.compile(r"\d{7}-[A-Za-z0-9_-]*\.md")
+
+
+def files_written(folder: Path) -> set[str] | None:
+    """The file names an earlier eval wrote into ``folder``, or None when eval did not make it."""
+    marker = folder / KEEP_MARKER
+    if not marker.is_file() or marker.is_symlink():
+        return None
+    try:
+        names = json.loads(marker.read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return None
+    return {n for n in names if isinstance(n, str) and WRITTEN_NAME.fullmatch(n)}
+
+
+def check_keep_folder(folder: Path, *, store: bool) -> set[str]:
+    """Refuse a folder eval did not make; return the files it wrote there before.
+
+    A new or empty folder is fine. A non-empty one must carry the marker eval writes, so
+    ``--keep`` pointed at a real memory store is refused instead of being tidied to the corpus.
+    In a set folder (``store``), a memory file eval did not write is refused as well: it would be
+    searched with the corpus, and eval never deletes what it did not write.
+    """
+    written = files_written(folder)
+    if written is None:
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise KeepError(f"{folder}: not a folder; pass --keep a new or empty folder")
+        if folder.exists() and any(folder.iterdir()):
+            raise KeepError(
+                f"{folder}: a non-empty folder not made by memsift eval; pass --keep a new or "
+                f"empty folder, or one an earlier `memsift eval --keep` made (it holds "
+                f"{KEEP_MARKER})"
+            )
+        return set()
+    if store:
+        foreign = [c.key for c in walk(open_store(folder)) if c.key not in written]
+        if foreign:
+            raise KeepError(
+                f"{folder / foreign[0]}: not written by memsift eval; move it out of the --keep "
+                "folder (eval never deletes a file it did not write)"
+            )
+    return written
+
+
+def mark_keep_folder(folder: Path, files: set[str]) -> None:
+    """Make ``folder`` if needed and record in its marker which files eval wrote there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = {
+        "made_by": "memsift eval --keep; it rewrites and deletes only the files listed here",
+        "files": sorted(files),
+    }
+    (folder / KEEP_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+
+
 def write_store(data: EvalSet, root: Path) -> dict[str, str]:
-    """Write the corpus as memory files; return key -> corpus id."""
+    """Write the corpus as memory files into ``root`` (a folder eval made); return key -> id.
+
+    The marker lists every file before it is written, so a killed run still knows its own
+    files; a kept store from a larger corpus then loses only files eval wrote itself."""
+    before = check_keep_folder(root, store=True)
     keys: dict[str, str] = {}
     for number, row in enumerate(data.corpus):
         safe = re.sub(r"[^A-Za-z0-9_-]+", "_", row["_id"])[:60]
-        key = f"{number:07d}-{safe}.md"
+        keys[f"{number:07d}-{safe}.md"] = row["_id"]
+    mark_keep_folder(root, before | set(keys))
+    for key, row in zip(keys, data.corpus, strict=True):
         lines = ["---", f"title: {yaml_string(row['title'] or row['_id'])}"]
         if row["event_at"]:
             lines.append(f"event_at: {yaml_string(row['event_at'])}")
@@ -154,10 +221,9 @@ def write_store(data: EvalSet, root: Path) -> dict[str, str]:
         # A corpus carries no time but event_at: one shared mtime keeps file-write order from
         # posing as recency (and lets a kept store skip unchanged files on the next run).
         os.utime(path, ns=(CORPUS_MTIME_NS, CORPUS_MTIME_NS))
-        keys[key] = row["_id"]
-    for stale in root.glob("*.md"):  # a kept store from a larger corpus
-        if stale.name not in keys:
-            stale.unlink()
+    for stale in sorted(before - set(keys)):
+        (root / stale).unlink(missing_ok=True)
+    mark_keep_folder(root, set(keys))
     return keys
 
 
@@ -239,7 +305,9 @@ def evaluate(
     """Index every set under ``path`` and score each variant; figures pooled over all queries.
 
     ``workdir`` keeps the written stores (one folder per set) so a second run re-indexes
-    incrementally instead of embedding the corpus again; by default they are temporary.
+    incrementally instead of embedding the corpus again; by default they are temporary. It must
+    be new, empty or made by an earlier eval (``KeepError`` otherwise): eval never deletes or
+    overwrites a file it did not write.
     """
     unknown = sorted((set(arms or ()) | set(weights or {})) - {a.name for a in ARMS})
     if unknown:
@@ -247,6 +315,11 @@ def evaluate(
             f"unknown arm(s) {', '.join(unknown)}; known: " + ", ".join(a.name for a in ARMS)
         )
     sets = [load_set(folder, split) for folder in find_sets(path)]
+    if workdir is not None:  # refuse before any work, and before anything is written
+        check_keep_folder(workdir, store=False)
+        for data in sets:
+            check_keep_folder(workdir / data.name, store=True)
+        mark_keep_folder(workdir, set())
     if embedder is None:
         from engine.embedder import default_embedder
 
@@ -260,7 +333,6 @@ def evaluate(
     with tempfile.TemporaryDirectory(prefix="memsift-eval-") as scratch:
         for data in sets:
             root = (workdir or Path(scratch)) / data.name
-            root.mkdir(parents=True, exist_ok=True)
             keys = write_store(data, root)
             store = open_store(root)
             index_progress: Progress | None = None

@@ -40,6 +40,7 @@ from engine.db import (
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database
 from engine.memory import Memory, Skip, parse_memory
+from engine.reading import Unreadable, over_limit, read_regular
 from engine.store import Candidate, Store, open_store, walk
 
 #: ``progress(phase, done, total)``; phase is "scan" or "embed".
@@ -68,6 +69,7 @@ class IndexReport:
             "removed": len(self.removed),
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "embedded": self.embedded,
+            "moved": [{"from": old, "to": new} for old, new in self.renamed],
         }
 
 
@@ -179,7 +181,11 @@ def run_index(
                 conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
             report.removed = gone
         if store.state_path.exists():
-            present = {path for (path,) in conn.execute("SELECT path FROM files")}
+            # Every path still in the store counts, a skipped one too: a memory that is briefly
+            # unparsable has not moved, so its row must not follow a copy of its content.
+            present = {c.key for c in candidates} | {
+                path for (path,) in conn.execute("SELECT path FROM files")
+            }
             unique = dict(
                 conn.execute(
                     "SELECT content_hash, min(path) FROM files GROUP BY content_hash "
@@ -226,19 +232,9 @@ def scan(
         if candidate.skip:
             report.skipped.append((candidate.key, candidate.skip))
             continue
-        try:
-            info = candidate.path.stat()
-        except OSError as exc:
-            report.skipped.append((candidate.key, f"cannot stat: {exc.strerror}"))
-            continue
+        info = candidate.info or candidate.path.lstat()
         if info.st_size > max_bytes:
-            report.skipped.append(
-                (
-                    candidate.key,
-                    f"{info.st_size} bytes is over the {max_bytes}-byte limit "
-                    "([limits] max_file_bytes in .memsift/config.toml)",
-                )
-            )
+            report.skipped.append((candidate.key, over_limit(info.st_size, max_bytes)))
             continue
         stored = known.get(candidate.key)
         if stored and stored[2] == info.st_size and stored[3] == info.st_mtime_ns:
@@ -246,9 +242,9 @@ def scan(
             report.unchanged += 1
             continue
         try:
-            data = candidate.path.read_bytes()
-        except OSError as exc:
-            report.skipped.append((candidate.key, f"cannot read: {exc.strerror}"))
+            data, info = read_regular(candidate.path, max_bytes)
+        except Unreadable as exc:
+            report.skipped.append((candidate.key, exc.reason))
             continue
         digest = hashlib.sha256(data).hexdigest()
         if stored and stored[1] == digest:
@@ -314,6 +310,10 @@ def fill_vectors(
         conn.execute(
             "DELETE FROM embeddings WHERE model != ? OR dim != ?", (embedder.name, embedder.dim)
         )
+        # Recorded before the first vector, not at the end: after a killed run a search can
+        # then tell these vectors' model and say how far embedding got.
+        write_meta(conn, "model", embedder.name)
+        write_meta(conn, "dim", embedder.dim)
     ensure_vector_table(conn, embedder.dim)
     missing = conn.execute(
         """
@@ -380,19 +380,19 @@ def store_fingerprint(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
 
 
 def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
-    """Count files added, modified and removed since the last run, from stat() alone."""
+    """Count files added, modified and removed since the last run, from stat() alone.
+
+    What the walk skips without reading (a link, a pipe, a device, a bad name) is no change:
+    the next run would skip it again."""
     indexed = store_fingerprint(conn)
     skipped = {k: tuple(v) for k, v in json.loads(read_meta(conn, "skipped") or "{}").items()}
     added = modified = 0
     present: set[str] = set()
     for candidate in walk(store):
-        if candidate.skip:
+        if candidate.skip or candidate.info is None:
             continue
         present.add(candidate.key)
-        try:
-            info = os.stat(candidate.path)
-        except OSError:
-            continue
+        info = candidate.info
         stored = indexed.get(candidate.key)
         if stored is None:
             if skipped.get(candidate.key) != (info.st_size, info.st_mtime_ns):

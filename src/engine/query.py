@@ -6,8 +6,10 @@ to word tokens — runs of letters, marks and digits in any script — lower-cas
 double-quoted span is kept together as a phrase. Every token is then written as a quoted FTS5
 string, so no operator character or keyword survives.
 
-Two forms are built: every term required (AND) and any term (OR, stop words dropped unless
-nothing else is left). The search asks a one-row probe which to bind. The stop list is kept to
+Two forms are built: every content term required (AND) and any content word (OR). Stop words
+are left out of both unless nothing else is left: a question's "how do I" must not be required
+words, or a natural question would almost never find a memory holding all of them. The search
+asks a one-row probe which form to bind. The stop list is kept to
 words that carry no fact: negations (not, never, no), "can"/"cannot", "before"/"after" and
 other qualifiers stay, because a memory and its wrong-fact twin often differ by exactly one.
 """
@@ -42,9 +44,16 @@ class QueryTerms:
     def words(self) -> tuple[str, ...]:
         return tuple(word for term in self.terms for word in term)
 
+    @property
+    def content_terms(self) -> tuple[tuple[str, ...], ...]:
+        """The terms that carry meaning: single stop words out (phrases stay whole), unless
+        stop words are all there is, in which case they are the query."""
+        kept = tuple(t for t in self.terms if len(t) > 1 or t[0] not in STOP_WORDS)
+        return kept or self.terms
+
     def all_form(self) -> str | None:
-        """Every term required; None when there are no terms."""
-        return " AND ".join(quote(t) for t in self.terms) or None
+        """Every content term required; None when there are no terms."""
+        return " AND ".join(quote(t) for t in self.content_terms) or None
 
     def any_form(self) -> str | None:
         """Any word suffices; stop words are dropped unless they are all there is.

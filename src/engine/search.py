@@ -110,17 +110,25 @@ def shown_param(value: object) -> object:
 
 
 def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:
-    """Why the stored vectors cannot serve this embedder's query vector, or None if they can."""
+    """Why the stored vectors cannot serve this embedder's query vector, or None if they can.
+
+    The indexer records its model before the first vector, so an interrupted first run is
+    recognised; vectors of this model under no recorded model (a run killed before that
+    existed) are counted too. The reason says how far embedding got and what resumes it.
+    """
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     model = meta.get("model")
-    if model != embedder.name:
+    if model is None and not has_vectors_of(conn, embedder.name):
+        return f"the index holds no vectors yet; run `memsift index` to embed with {embedder.name}"
+    if model is not None and model != embedder.name:
         return (
-            f"index holds vectors of {model or 'no model'}, configured model is {embedder.name}; "
+            f"index holds vectors of {model}, configured model is {embedder.name}; "
             "run `memsift index`"
         )
     if vector_table_dim(conn) != embedder.dim:
         return "the index has no vector table for this model yet; run `memsift index`"
-    if meta.get("complete") == "1":
+    complete = meta.get("complete") == "1" and model is not None
+    if complete:
         chunks = int(meta.get("chunks") or 0)
         embedded = int(meta.get("embedded_chunks") or 0)
     else:  # an interrupted run: count for real
@@ -130,12 +138,22 @@ def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | Non
             (embedder.name,),
         ).fetchone()
     coverage = embedded / chunks if chunks else 1.0
-    if coverage < MIN_VECTOR_COVERAGE:
+    if coverage >= MIN_VECTOR_COVERAGE:
+        return None
+    if not complete:
         return (
-            f"vector coverage {coverage:.2f} is below {MIN_VECTOR_COVERAGE}; "
-            "run `memsift index` (without --no-embed)"
+            f"embedding stopped at {embedded} of {chunks} chunks (an index run was interrupted "
+            "or is still running); run `memsift index` to resume it"
         )
-    return None
+    return (
+        f"vector coverage {coverage:.2f} is below {MIN_VECTOR_COVERAGE}: {embedded} of {chunks} "
+        "chunks embedded; run `memsift index` (without --no-embed) to embed the rest"
+    )
+
+
+def has_vectors_of(conn: apsw.Connection, model: str) -> bool:
+    row = conn.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone()
+    return row is not None
 
 
 def attach_state(conn: apsw.Connection, path: Path) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Concatenate, ParamSpec, TypeVar
@@ -130,11 +131,13 @@ def follow_content(
 ) -> list[tuple[str, str]]:
     """Move the rows of memories that are gone to the file now holding the same content.
 
-    ``present`` is every indexed path; ``unique`` maps content hash -> path for hashes exactly
-    one file holds; ``gone`` gives the last indexed hash of paths this run removed, for rows that
-    never recorded one. One mechanism covers a rename seen within a run and one made while the
-    index was deleted or a run was killed. A row never lands on a path that has its own.
-    Returns the (old, new) moves made.
+    ``present`` is every path in the store, indexed or skipped; ``unique`` maps content hash ->
+    path for hashes exactly one indexed file holds; ``gone`` gives the last indexed hash of paths
+    this run removed, for rows that never recorded one. One mechanism covers a rename seen within
+    a run and one made while the index was deleted or a run was killed. A row never leaves a
+    file that still exists (one the index skips, e.g. while its front matter is broken, is not
+    gone: moving its history to a copy would lose it), and never lands on a path that has its
+    own. Returns the (old, new) moves made.
     """
     if not unique or not store.state_path.exists():
         return []
@@ -146,7 +149,7 @@ def follow_content(
             rows = conn.execute("SELECT path, content_hash FROM access").fetchall()
             have = {path for path, _ in rows}
             for path, digest in rows:
-                if path in present:
+                if path in present or os.path.lexists(store.root / path):
                     continue
                 target = unique.get(digest or gone.get(path, ""))
                 if target is None or target in have:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from click.testing import CliRunner
 from engine.cli import cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CLI_MAIN = "from engine.cli import main; main()"
 
 
 def run(*args: str, store: Path | None = None):  # type: ignore[no-untyped-def]
@@ -163,3 +167,73 @@ def test_read_refuses_files_that_are_not_memories(tmp_path, path):
     assert result.exit_code == 2
     assert "not a memory" in result.output
     assert not (root / ".memsift" / "state.db").exists()
+
+
+def test_index_reports_each_state_row_that_follows_a_rename(tmp_path):
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nalpha", encoding="utf-8")
+    assert run("index", "--no-embed", store=root).exit_code == 0
+    assert run("read", "a.md", store=root).exit_code == 0
+    (root / "a.md").rename(root / "b.md")
+    (root / "c.md").write_text("# C\n\ngamma", encoding="utf-8")
+    human = run("index", "--no-embed", store=root)
+    assert "  moved state of a.md to b.md (renamed, same content)" in human.output.splitlines()
+    (root / "b.md").rename(root / "d.md")
+    summary = json.loads(run("index", "--no-embed", "--json", store=root).stdout)
+    assert summary["moved"] == [{"from": "b.md", "to": "d.md"}]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_read_refuses_a_named_pipe_without_opening_it(tmp_path):
+    root = tmp_path / "s"
+    root.mkdir()
+    os.mkfifo(root / "pipe.md")
+    done = subprocess.run(  # a child with a timeout: a regression fails instead of hanging
+        [sys.executable, "-c", CLI_MAIN, "--store", str(root), "read", "pipe.md"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "pipe.md: a named pipe" in done.stderr
+    assert not (root / ".memsift" / "state.db").exists()
+
+
+def test_read_refuses_a_file_over_the_size_limit(tmp_path):
+    root = tmp_path / "s"
+    (root / ".memsift").mkdir(parents=True)
+    (root / ".memsift" / "config.toml").write_text("[limits]\nmax_file_bytes = 100\n")
+    (root / "big.md").write_text("# Big\n\n" + "word " * 100, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--store", str(root), "read", "big.md"])
+    assert result.exit_code == 2
+    assert "big.md: 507 bytes is over the 100-byte limit" in result.output
+    assert not (root / ".memsift" / "state.db").exists()
+
+
+def test_read_of_a_name_that_is_not_utf8_says_so_in_one_line(tmp_path):
+    root = tmp_path / "s"
+    root.mkdir()
+    with open(os.path.join(os.fsencode(root), b"bad\xff.md"), "wb") as handle:
+        handle.write(b"# Bad name\n\nbody")
+    result = CliRunner().invoke(cli, ["--store", str(root), "read", os.fsdecode(b"bad\xff.md")])
+    assert result.exit_code == 2
+    assert result.output == (
+        "memsift: bad\\xff.md: the file name is not valid UTF-8, so it cannot be a memory; "
+        "rename it\n"
+    )
+
+
+def test_eval_keep_refuses_a_store_in_one_line_and_deletes_nothing(tmp_path):
+    data = tmp_path / "set"
+    (data / "qrels").mkdir(parents=True)
+    (data / "corpus.jsonl").write_text('{"_id": "d1", "title": "T", "text": "x"}\n')
+    (data / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    store = tmp_path / "memories"
+    (store / "set").mkdir(parents=True)
+    (store / "set" / "note.md").write_text("# Note\n\nthe only copy", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["eval", str(data), "--keep", str(store)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1 and "not made by memsift eval" in result.output
+    assert (store / "set" / "note.md").read_text(encoding="utf-8") == "# Note\n\nthe only copy"

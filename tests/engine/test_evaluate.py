@@ -9,7 +9,15 @@ import pytest
 
 from conftest import HashEmbedder
 from engine.db import open_index
-from engine.evaluate import DatasetError, evaluate, find_sets, load_set, score, write_store
+from engine.evaluate import (
+    DatasetError,
+    KeepError,
+    evaluate,
+    find_sets,
+    load_set,
+    score,
+    write_store,
+)
 from engine.store import open_store
 
 
@@ -131,3 +139,48 @@ def test_corpus_rows_the_indexer_skips_are_reported(tmp_path):
     report = evaluate(folder, embedder=HashEmbedder())
     [row] = report["skipped"]["s"]
     assert row["id"] == "d4" and "event_at" in row["reason"]
+
+
+def test_keep_refuses_a_folder_it_did_not_create_and_deletes_nothing(tmp_path):
+    folder = write_set(tmp_path / "data" / "s", CORPUS, QUERIES, [("q1", "d1", 1)])
+    mine = tmp_path / "memories" / "s" / "my-notes.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# Mine\n\nthe only copy", encoding="utf-8")
+    with pytest.raises(KeepError, match=r"memories: .*not made by memsift eval"):
+        evaluate(folder, embedder=HashEmbedder(), workdir=tmp_path / "memories")
+    assert mine.read_text(encoding="utf-8") == "# Mine\n\nthe only copy"
+    assert sorted(p.name for p in (tmp_path / "memories").rglob("*")) == ["my-notes.md", "s"]
+
+
+def test_keep_refuses_a_set_folder_it_did_not_create_inside_its_own(tmp_path):
+    folder = write_set(tmp_path / "data" / "s", CORPUS, QUERIES, [("q1", "d1", 1)])
+    keep = tmp_path / "keep"
+    evaluate(folder, embedder=HashEmbedder(), workdir=keep)
+    other = write_set(tmp_path / "data2" / "t", CORPUS, QUERIES, [("q1", "d1", 1)])
+    (keep / "t").mkdir()
+    (keep / "t" / "user.md").write_text("# User\n\nkeep me", encoding="utf-8")
+    with pytest.raises(KeepError, match="not made by memsift eval"):
+        evaluate(other, embedder=HashEmbedder(), workdir=keep)
+    assert (keep / "t" / "user.md").exists()
+
+
+def test_keep_accepts_a_new_or_empty_folder_and_reuses_its_own(tmp_path):
+    folder = write_set(tmp_path / "data" / "s", CORPUS, QUERIES, [("q1", "d1", 1)])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for keep in (tmp_path / "new" / "deeper", empty, empty):
+        report = evaluate(folder, embedder=HashEmbedder(), workdir=keep)
+        assert report["overall"]["mrr@10"] == 1.0
+        assert len(list((keep / "s").glob("*.md"))) == len(CORPUS)
+
+
+def test_keep_never_deletes_a_file_it_did_not_write(tmp_path):
+    keep = tmp_path / "keep"
+    write_set(tmp_path / "big" / "s", CORPUS, QUERIES, [("q1", "d1", 1)])
+    evaluate(tmp_path / "big" / "s", embedder=HashEmbedder(), workdir=keep)
+    dropped = keep / "s" / "zz-dropped-in.md"
+    dropped.write_text("# Dropped in\n\nby the user", encoding="utf-8")
+    write_set(tmp_path / "small" / "s", CORPUS[:1], QUERIES, [("q1", "d1", 1)])
+    with pytest.raises(KeepError, match=r"zz-dropped-in\.md"):
+        evaluate(tmp_path / "small" / "s", embedder=HashEmbedder(), workdir=keep)
+    assert dropped.read_text(encoding="utf-8") == "# Dropped in\n\nby the user"

@@ -314,3 +314,13 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(make_store
     assert report.indexed == ["a.md"]
     [(key, reason)] = report.skipped
     assert "UTF-8" in reason and key.startswith("caf")
+
+
+def test_a_skip_reason_shows_the_bytes_of_a_name_that_is_not_utf8(make_store, hash_embedder):
+    import os
+
+    store = make_store({"a.md": NOTE})
+    with open(os.path.join(os.fsencode(store.root), b"bad\xff.md"), "wb") as handle:
+        handle.write(b"# x\n\nhi")
+    [(key, _)] = index_store(store, embedder=hash_embedder).skipped
+    assert key == "bad\\xff.md"

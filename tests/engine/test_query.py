@@ -92,10 +92,10 @@ def test_fts5_operator_characters_are_dropped(text, words):
 
 
 def test_fts5_keywords_become_quoted_words():
-    assert sanitize("alpha AND beta OR gamma NOT delta NEAR epsilon").all_form() == (
-        '"alpha" AND "and" AND "beta" AND "or" AND "gamma" AND "not" AND "delta" AND "near" '
-        'AND "epsilon"'
+    assert sanitize("alpha NOT delta NEAR epsilon").all_form() == (
+        '"alpha" AND "not" AND "delta" AND "near" AND "epsilon"'
     )
+    assert sanitize("AND OR").all_form() == '"and" AND "or"'
 
 
 def test_near_group_is_reduced_to_words():
@@ -174,8 +174,18 @@ def test_stop_words_are_dropped_from_the_any_form():
     )
 
 
-def test_stop_words_are_kept_in_the_all_form():
-    assert sanitize("the password").all_form() == '"the" AND "password"'
+def test_stop_words_are_dropped_from_the_all_form():
+    assert sanitize("how do I publish a package to the registry").all_form() == (
+        '"publish" AND "package" AND "registry"'
+    )
+
+
+def test_only_stop_words_are_kept_in_the_all_form():
+    assert sanitize("what is this").all_form() == '"what" AND "is" AND "this"'
+
+
+def test_phrases_keep_their_stop_words_in_the_all_form():
+    assert sanitize('"to be or not" staging').all_form() == '"to be or not" AND "staging"'
 
 
 def test_only_stop_words_are_kept_in_the_any_form():

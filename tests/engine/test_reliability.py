@@ -6,10 +6,12 @@ slow stand-in embedder and small batches, so a kill lands mid-transaction often.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -192,14 +194,14 @@ def test_searches_read_and_reinforce_succeed_while_an_index_run_writes(tmp_path)
 
 def test_unreadable_file_is_skipped_with_a_reason(make_store, hash_embedder, monkeypatch):
     store = make_store({"a.md": "# A\n\nalpha", "locked.md": "# L\n\nlocked"})
-    real_read = Path.read_bytes
+    real_open = os.open
 
-    def refuse(path: Path) -> bytes:
-        if path.name == "locked.md":
+    def refuse(path, flags, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.fsdecode(path).endswith("locked.md"):  # what chmod 000 does to a non-root reader
             raise PermissionError(13, "Permission denied")
-        return real_read(path)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     report = index_store(store, embedder=hash_embedder)
     assert report.indexed == ["a.md"]
     assert report.skipped == [("locked.md", "cannot read: Permission denied")]
@@ -252,3 +254,104 @@ def test_two_index_runs_at_once_embed_each_chunk_once(tmp_path):
     finally:
         conn.close()
     assert embedded == distinct
+
+
+INDEX_AND_REPORT = textwrap.dedent(
+    """
+    import json, os, resource, sys
+    from engine.indexer import index_store
+
+    # A regression that reads an endless file must fail here, not exhaust a shared machine.
+    resource.setrlimit(resource.RLIMIT_DATA, (1 << 30, 1 << 30))
+
+    opened = []
+    real_open = os.open
+
+    def spy(path, flags, *args, **kwargs):
+        opened.append(os.fsdecode(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    os.open = spy
+    report = index_store(sys.argv[1], embed=False)
+    print(json.dumps({"indexed": report.indexed, "skipped": report.skipped, "opened": opened}))
+    """
+)
+
+
+def index_in_child(root: Path) -> dict[str, list]:
+    """Index in a child process with a timeout, so a file that blocks a reader fails the test
+    instead of hanging the suite."""
+    done = subprocess.run(
+        [sys.executable, "-c", INDEX_AND_REPORT, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_is_skipped_before_it_is_opened_and_the_run_finishes(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    os.mkfifo(store.root / "pipe.md")
+    for _ in range(2):  # a second run must not wait on a lock the first never released
+        outcome = index_in_child(store.root)
+        [(key, reason)] = outcome["skipped"]
+        assert key == "pipe.md" and "named pipe" in reason and "regular file" in reason
+        assert not [path for path in outcome["opened"] if path.endswith("pipe.md")]
+    assert outcome["indexed"] == [] and store_status(store)["files"] == 1
+
+
+def test_a_device_file_is_skipped_before_it_is_opened(make_store):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    try:  # a copy of /dev/zero: endless bytes to any reader (making one needs privileges)
+        os.mknod(store.root / "zero.md", 0o600 | stat.S_IFCHR, os.makedev(1, 5))
+    except (AttributeError, PermissionError, OSError):
+        pytest.skip("cannot make a device file here")
+    outcome = index_in_child(store.root)
+    assert outcome["indexed"] == ["a.md"]
+    [(key, reason)] = outcome["skipped"]
+    assert key == "zero.md" and "device" in reason
+    assert not [path for path in outcome["opened"] if path.endswith("zero.md")]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_status_does_not_count_a_named_pipe_as_an_added_file(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embedder=hash_embedder)
+    os.mkfifo(store.root / "pipe.md")
+    assert store_status(store)["changes"] == {"added": 0, "modified": 0, "removed": 0}
+
+
+def test_a_file_that_grows_while_it_is_read_is_skipped_and_never_read_whole(
+    make_store, hash_embedder, monkeypatch
+):
+    limit = 1000
+    store = make_store(
+        {
+            ".memsift/config.toml": f"[limits]\nmax_file_bytes = {limit}\n",
+            "a.md": "# A\n\nalpha",
+            "log.md": "# Log\n\nstarts small",
+        }
+    )
+    grown = store.root / "log.md"
+    real_read = os.read
+    delivered = {"log.md": 0}
+
+    def read_while_a_writer_appends(fd: int, size: int) -> bytes:
+        """Every read of log.md finds 4 kB more written since: it outgrows any reader."""
+        if os.path.samestat(os.fstat(fd), grown.stat()):
+            with grown.open("ab") as writer:
+                writer.write(b"more " * 800)
+            data = real_read(fd, size)
+            delivered["log.md"] += len(data)
+            return data
+        return real_read(fd, size)
+
+    monkeypatch.setattr(os, "read", read_while_a_writer_appends)
+    report = index_store(store, embedder=hash_embedder)
+    assert report.indexed == ["a.md"]
+    [(key, reason)] = report.skipped
+    assert key == "log.md" and f"{limit}-byte limit" in reason
+    assert delivered["log.md"] <= limit + 1

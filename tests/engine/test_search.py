@@ -91,7 +91,8 @@ def test_salience_gives_no_rank_to_tasks_and_people_but_other_arms_do(indexed, h
             "s.md": memory("Tea fact", "tea is brewed at 80 degrees", kind="semantic"),
         }
     )
-    state.record_access(store, "p.md")
+    for path in ("p.md", "t.md", "s.md"):
+        state.record_access(store, path)
     result = search(
         store, "tea", embedder=hash_embedder, scope=ScopeSpec(kinds=("person", "task", "semantic"))
     )
@@ -99,6 +100,44 @@ def test_salience_gives_no_rank_to_tasks_and_people_but_other_arms_do(indexed, h
     assert "salience" not in arms["p.md"] and "salience" not in arms["t.md"]
     assert "fts" in arms["p.md"] and "fts" in arms["t.md"]
     assert "salience" in arms["s.md"]
+
+
+def test_salience_ranks_only_memories_with_a_state_row(indexed, hash_embedder):
+    store = indexed(
+        {
+            "read.md": memory("Tea once", "tea notes"),
+            "never.md": memory("Tea twice", "tea notes again"),
+        }
+    )
+    state.record_access(store, "read.md")
+    result = search(store, "tea", embedder=hash_embedder)
+    arms = {h.path: set(h.arms) for h in result.hits}
+    assert "salience" in arms["read.md"]
+    assert "salience" not in arms["never.md"]
+
+
+def test_a_memory_only_reported_unhelpful_earns_no_salience(indexed, hash_embedder):
+    store = indexed({"a.md": memory("Tea", "tea notes"), "b.md": memory("Tea", "tea more")})
+    state.record_access(store, "b.md")
+    state.reinforce(store, "a.md", -1)
+    result = search(store, "tea", embedder=hash_embedder)
+    assert "salience" not in {h.path: h.arms for h in result.hits}["a.md"]
+
+
+def test_reading_one_memory_never_reorders_a_query_it_is_not_a_hit_of(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    notes = {
+        f"n{i}.md": memory(f"Deploy note {i}", f"deploy pipeline step {i} " + "word " * i)
+        for i in range(8)
+    }
+    store = indexed({**notes, "other.md": memory("Gardening", "tomatoes need sun")})
+    before = search(store, "deploy pipeline", use_vector=False)
+    assert "other.md" not in {h.path for h in before.hits}
+    state.record_access(store, "other.md")  # the first read creates the state plane
+    after = search(store, "deploy pipeline", use_vector=False)
+    assert "salience" in after.arms_fired
+    assert [(h.path, h.score) for h in after.hits] == [(h.path, h.score) for h in before.hits]
 
 
 def test_probe_binds_all_terms_when_one_memory_holds_them_all(indexed):
@@ -305,3 +344,52 @@ def test_searcher_follows_a_configuration_that_turns_vectors_off(indexed, hash_e
         after = searcher.search("alpha")
     assert before.degraded
     assert "vector" in after.arms_dropped and not after.degraded
+
+
+class Killed(Exception):
+    """Stands in for the signal that stops a run mid-way."""
+
+
+class EmbedderThatDies(HashEmbedder):
+    """Embeds ``batches`` batches, then fails as a killed run would stop."""
+
+    def __init__(self, batches: int) -> None:
+        super().__init__()
+        self.batches = batches
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.batches == 0:
+            raise Killed
+        self.batches -= 1
+        return super().embed(texts)
+
+
+def test_an_interrupted_first_embedding_run_says_how_far_it_got(
+    make_store, hash_embedder, monkeypatch
+):
+    from engine import indexer
+
+    store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 3)
+    with pytest.raises(Killed):
+        index_store(store, embedder=EmbedderThatDies(batches=1))
+    result = search(store, "body", embedder=hash_embedder)
+    assert result.arms_dropped["vector"] == (
+        "embedding stopped at 3 of 10 chunks (an index run was interrupted or is still "
+        "running); run `memsift index` to resume it"
+    )
+    assert result.degraded
+
+
+def test_a_lexical_run_after_an_interrupted_one_still_says_how_far_embedding_got(
+    make_store, hash_embedder, monkeypatch
+):
+    from engine import indexer
+
+    store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 4)
+    with pytest.raises(Killed):
+        index_store(store, embedder=EmbedderThatDies(batches=1))
+    index_store(store, embed=False)
+    result = search(store, "body", embedder=hash_embedder)
+    assert "4 of 10 chunks" in result.arms_dropped["vector"]

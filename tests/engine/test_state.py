@@ -116,3 +116,59 @@ def test_a_row_never_moves_onto_a_memory_that_has_its_own(make_store, hash_embed
     state.record_access(store, "b.md")
     index_store(store, embedder=hash_embedder)
     assert state.state_paths(store) == ["a.md", "b.md"]
+
+
+DEPLOY = "---\ntitle: Deploy steps\n---\nTag the release, then run the pipeline.\n"
+
+
+def test_state_stays_with_a_memory_that_is_briefly_unparsable_while_a_copy_exists(
+    make_store, hash_embedder
+):
+    store = make_store({"deploy.md": DEPLOY})
+    index_store(store, embedder=hash_embedder)
+    from engine.db import open_index
+
+    index = open_index(store.index_path)
+    (digest,) = index.execute("SELECT content_hash FROM files").fetchone()
+    index.close()
+    for _ in range(5):
+        state.record_access(store, "deploy.md", digest)
+    state.reinforce(store, "deploy.md", 1, digest)
+    (store.root / "deploy-backup.md").write_text(DEPLOY, encoding="utf-8")
+    index_store(store, embedder=hash_embedder)
+    (store.root / "deploy.md").write_text(DEPLOY.replace("Deploy steps", "a: b"))
+    broken = index_store(store, embedder=hash_embedder)
+    assert broken.skipped[0][0] == "deploy.md" and broken.renamed == []
+    (store.root / "deploy.md").write_text(DEPLOY, encoding="utf-8")
+    index_store(store, embedder=hash_embedder)
+    assert state.state_paths(store) == ["deploy.md"]
+    conn = state.open_state(store.state_path)
+    try:
+        access = state.get_access(conn, "deploy.md")
+    finally:
+        conn.close()
+    assert (access.access_count, access.outcome_score) == (5, pytest.approx(0.3))
+
+
+def test_a_row_stays_while_its_file_exists_even_when_the_file_leaves_the_index(
+    make_store, hash_embedder
+):
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    (store.root / "copy.md").write_text("# A\n\nalpha", encoding="utf-8")
+    (store.root / "a.md").write_bytes(b"# A\n\n\xff not UTF-8 any more")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.removed == ["a.md"] and report.renamed == []
+    assert state.state_paths(store) == ["a.md"]
+
+
+def test_a_rename_that_moves_a_row_is_reported(make_store, hash_embedder):
+    store = make_store({"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta"})
+    index_store(store, embedder=hash_embedder)
+    state.record_access(store, "a.md")
+    (store.root / "a.md").rename(store.root / "renamed.md")
+    (store.root / "b.md").rename(store.root / "no-row.md")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.renamed == [("a.md", "renamed.md")]
+    assert report.summary()["moved"] == [{"from": "a.md", "to": "renamed.md"}]

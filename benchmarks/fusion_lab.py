@@ -1,0 +1,452 @@
+"""A fusion laboratory: every arm's ranking of every query, saved once, fused many times.
+
+Tuning weights through ``memsift eval`` would run every query's full search once per weight
+setting. The arms' own rankings do not depend on the weights, so this script asks the real
+index for them once per set (fts through the engine's own sanitizer, form probe and bm25; the
+vector arm exactly, best chunk per file, from the stored vectors; each memory's moment for
+recency) and then replays weighted reciprocal rank fusion, score-aware fusion and the other
+levers in NumPy, in milliseconds per setting. The chosen setting is then confirmed through the
+real search path (``python benchmarks/quality.py``); this script only proposes.
+
+    python benchmarks/fusion_lab.py extract --work $TMPDIR/lab     # index sets, save rankings
+    python benchmarks/fusion_lab.py tune --work $TMPDIR/lab        # leave-one-set-out report
+
+Sets are read from ``../shared/data`` (a folder of sets, such as realtalk's chats, is one set
+of several stores, scored over all their queries together).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import math
+import pickle
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.assemble import bound_prefix
+from engine.db import open_index
+from engine.embedder import default_embedder
+from engine.evaluate import find_sets, load_set, write_store
+from engine.indexer import index_store
+from engine.query import quote, sanitize
+from engine.scope import ScopeSpec, build_scope
+from engine.search import MAX_EMBED_QUERY_CHARS
+from engine.store import open_store
+from engine.when import query_window
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "data"
+DEPTH = 100
+CANDIDATES = 40
+FOREIGN = 40
+
+
+@dataclass
+class QueryRuns:
+    """One query's rankings by each arm (paths best first, with each arm's raw score)."""
+
+    qid: str
+    text: str
+    category: str | None
+    relevant: dict[str, int]
+    arms: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+
+
+@dataclass
+class StoreRuns:
+    name: str
+    moments: dict[str, str]
+    queries: list[QueryRuns]
+    #: queries of other sets: nothing here answers them (for calibrating abstention)
+    foreign: list[QueryRuns] = field(default_factory=list)
+
+
+def set_groups(data: Path, extra: list[Path]) -> dict[str, list[Path]]:
+    """Set name -> its store folders (one, or several for a folder of sets)."""
+    groups: dict[str, list[Path]] = {}
+    for folder in sorted(p for p in data.iterdir() if p.is_dir()) + extra:
+        groups[folder.name] = find_sets(folder)
+    return groups
+
+
+FILE_FTS = """
+    SELECT f.path, bm25(files_fts, 4.0, 1.0, 2.0) AS score
+    FROM files_fts JOIN files AS f ON f.id = files_fts.rowid
+    WHERE files_fts MATCH ?1 AND {scope}
+    ORDER BY score, f.path LIMIT ?2
+"""
+CHUNK_FTS = """
+    WITH m AS MATERIALIZED (
+        SELECT c.file_id AS fid, bm25(cfts, 4.0, 1.0, 2.0) AS score
+        FROM lab.cfts JOIN chunks AS c ON c.id = cfts.rowid WHERE cfts MATCH ?1
+    )
+    SELECT f.path, min(m.score) AS score FROM m JOIN files AS f ON f.id = m.fid
+    WHERE {scope} GROUP BY f.id ORDER BY score, f.path LIMIT ?2
+"""
+#: variant -> (ranking SQL, probe table, whether stop words stay in the all-terms form)
+FTS_SQL = {
+    "file": (FILE_FTS, "files_fts", "probe"),
+    "file-oldstop": (FILE_FTS, "files_fts", "oldstop"),
+    "file-or": (FILE_FTS, "files_fts", "or"),
+    "chunk": (CHUNK_FTS, "chunks", "probe"),
+    "chunk-or": (CHUNK_FTS, "chunks", "or"),
+}
+
+
+def build_chunk_fts(conn) -> None:  # type: ignore[no-untyped-def]
+    """A chunk-level FTS5 table (title and tags repeated per chunk) in an attached scratch db."""
+    conn.execute("ATTACH DATABASE ':memory:' AS lab")
+    conn.execute(
+        "CREATE VIRTUAL TABLE lab.cfts USING fts5(title, body, tags, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute(
+        "INSERT INTO lab.cfts(rowid, title, body, tags) "
+        "SELECT c.id, f.title, c.text, f.tags FROM chunks AS c JOIN files AS f ON f.id = c.file_id"
+    )
+
+
+def fts_form(conn, terms, scope, variant: str) -> str | None:  # type: ignore[no-untyped-def]
+    """The form the search binds: all terms when one file (or chunk) in scope holds them."""
+    _, table, old_stop = FTS_SQL[variant]
+    all_form = " AND ".join(quote(t) for t in terms.terms) or None if old_stop else terms.all_form()
+    any_form = terms.any_form()
+    if all_form is None or all_form == any_form:
+        return all_form
+    if table == "chunks":
+        probe = (
+            "SELECT 1 FROM lab.cfts JOIN chunks AS c ON c.id = cfts.rowid "
+            f"JOIN files AS f ON f.id = c.file_id WHERE cfts MATCH ?1 AND {scope.sql} LIMIT 1"
+        )
+    else:
+        probe = (
+            "SELECT 1 FROM files_fts JOIN files AS f ON f.id = files_fts.rowid "
+            f"WHERE files_fts MATCH ?1 AND {scope.sql} LIMIT 1"
+        )
+    found = conn.execute(
+        probe, bound_prefix(probe, (all_form, None, None, None, *scope.values))
+    ).fetchone()
+    return all_form if found else any_form
+
+
+def vector_matrix(conn) -> tuple[np.ndarray, np.ndarray, list[str]]:  # type: ignore[no-untyped-def]
+    rows = conn.execute(
+        "SELECT f.path, e.vector FROM chunks AS c JOIN embeddings AS e ON e.hash = c.hash "
+        "JOIN files AS f ON f.id = c.file_id WHERE f.archived = 0 ORDER BY f.path"
+    ).fetchall()
+    paths = sorted({p for p, _ in rows})
+    index = {p: i for i, p in enumerate(paths)}
+    owner = np.array([index[p] for p, _ in rows])
+    matrix = np.stack([np.frombuffer(v, dtype="<f4") for _, v in rows])
+    return matrix, owner, paths
+
+
+def extract_store(  # type: ignore[no-untyped-def]
+    folder: Path, work: Path, embedder, foreign: list[str]
+) -> StoreRuns:
+    """Index one store and rank its own queries, and ``foreign`` ones (no answer here), by
+    every arm."""
+    data = load_set(folder)
+    root = work / "stores" / folder.parent.name / folder.name
+    root.mkdir(parents=True, exist_ok=True)
+    keys = write_store(data, root)
+    store = open_store(root)
+    index_store(store, embedder=embedder)
+    conn = open_index(store.index_path)
+    moments = {
+        keys[p]: m
+        for p, m in conn.execute("SELECT path, coalesce(event_at, updated_at) FROM files")
+    }
+    matrix, owner, paths = vector_matrix(conn)
+    build_chunk_fts(conn)
+    scope = build_scope(ScopeSpec())
+    wanted = [QueryRuns(q.id, q.text, q.category, data.qrels[q.id]) for q in data.queries]
+    wanted += [QueryRuns(f"foreign{n}", t, "foreign", {}) for n, t in enumerate(foreign)]
+    vectors = embedder.embed([q.text[:MAX_EMBED_QUERY_CHARS] for q in wanted])
+    for runs, qvec in zip(wanted, vectors, strict=True):
+        terms = sanitize(runs.text)
+        for variant in FTS_SQL:
+            hits: list[tuple[str, float]] = []
+            match = fts_form(conn, terms, scope, variant)
+            if match is not None:
+                sql = FTS_SQL[variant][0].replace("{scope}", scope.sql)
+                hits = [
+                    (keys[p], float(s))
+                    for p, s in conn.execute(
+                        sql, bound_prefix(sql, (match, DEPTH, None, None, *scope.values))
+                    ).fetchall()
+                ]
+            runs.arms[f"fts:{variant}"] = hits
+        sims = matrix @ qvec
+        best = np.full(len(paths), -np.inf, dtype=np.float32)
+        np.maximum.at(best, owner, sims)
+        order = np.lexsort((np.array(paths), -best))[:DEPTH]
+        runs.arms["vector"] = [(keys[paths[i]], float(best[i])) for i in order]
+    conn.close()
+    own = [q for q in wanted if q.category != "foreign"]
+    return StoreRuns(folder.name, moments, own, [q for q in wanted if q.category == "foreign"])
+
+
+def extract(work: Path, only: list[str] | None, extra: list[Path]) -> None:
+    embedder = default_embedder()
+    groups = set_groups(DATA, extra)
+    texts = {
+        name: [q.text for f in folders for q in load_set(f).queries]
+        for name, folders in groups.items()
+    }
+    for name, folders in groups.items():
+        if only and name not in only:
+            continue
+        started = time.perf_counter()
+        pool = [t for other, ts in texts.items() if other != name for t in ts]
+        rng = random.Random(name)
+        stores = [extract_store(f, work, embedder, rng.sample(pool, FOREIGN)) for f in folders]
+        (work / f"{name}.pkl").write_bytes(pickle.dumps(stores))
+        print(
+            f"{name}: {sum(len(s.queries) for s in stores)} queries "
+            f"in {time.perf_counter() - started:.0f} s",
+            file=sys.stderr,
+        )
+
+
+# ----------------------------------------------------------------------------- fusion replay
+
+
+def ndcg10(ranked: list[str], relevant: dict[str, int]) -> float:
+    gains = [relevant.get(d, 0) for d in ranked[:10]]
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+    ideal = sorted(relevant.values(), reverse=True)[:10]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+@dataclass(frozen=True)
+class Setting:
+    fts: float = 1.0
+    vector: float = 1.0
+    recency: float = 0.2
+    time: float = 0.0  # the temporal-expression prior
+    relative: bool = False  # does it read "yesterday", "last week"?
+    k: int = 60
+    fts_variant: str = "file"
+    fusion: str = "rrf"  # or "score": a convex combination of normalised arm scores
+    candidates: int = CANDIDATES
+
+
+def tie_ranks(keys: dict[str, object]) -> dict[str, int]:
+    """rank() OVER (ORDER BY key): equal keys share a rank, the next rank skips."""
+    items = sorted(keys, key=lambda d: keys[d])  # type: ignore[arg-type,return-value]
+    ranks: dict[str, int] = {}
+    previous, rank = object(), 0
+    for position, doc in enumerate(items, 1):
+        if keys[doc] != previous:
+            rank, previous = position, keys[doc]
+        ranks[doc] = rank
+    return ranks
+
+
+def moment(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+_WINDOWS: dict[tuple[str, bool], tuple[dt.datetime, dt.datetime] | None] = {}
+
+
+def window_of(text: str, relative: bool) -> tuple[dt.datetime, dt.datetime] | None:
+    if (text, relative) not in _WINDOWS:
+        found = query_window(text, relative=relative)
+        _WINDOWS[text, relative] = (found.start, found.end) if found else None
+    return _WINDOWS[text, relative]
+
+
+def fts_list(query: QueryRuns, variant: str) -> list[tuple[str, float]]:
+    """The fts arm's list; "<unit>-tiered": memories holding every content term first (when
+    any does), then the rest of the any-term list, each tier by bm25."""
+    if not variant.endswith("-tiered"):
+        return query.arms[f"fts:{variant}"]
+    unit = variant.removesuffix("-tiered")
+    probed, anyterm = query.arms[f"fts:{unit}"], query.arms[f"fts:{unit}-or"]
+    first = {d for d, _ in probed}
+    return probed + [(d, v) for d, v in anyterm if d not in first]
+
+
+def fuse(store: StoreRuns, query: QueryRuns, s: Setting) -> list[tuple[str, float]]:
+    """The fused ranking (doc, score), best first."""
+    weights = {"fts": s.fts, "vector": s.vector}
+    lists = {
+        name: fts_list(query, s.fts_variant)[: s.candidates]
+        if name == "fts"
+        else query.arms[name][: s.candidates]
+        for name, weight in weights.items()
+        if weight > 0
+    }
+    pool = {d for hits in lists.values() for d, _ in hits}
+    scores: dict[str, float] = dict.fromkeys(pool, 0.0)
+    if s.fusion == "rrf":
+        for name, hits in lists.items():
+            for rank, (doc, _) in enumerate(hits, 1):
+                scores[doc] += weights[name] / (s.k + rank)
+    else:  # convex combination; cosine is already bounded, bm25 is min-max normalised
+        for name, hits in lists.items():
+            if not hits:
+                continue
+            raw = np.array([v for _, v in hits])
+            if name == "fts":
+                raw = -raw
+                lo, hi = 0.0, raw.max()
+            else:
+                lo, hi = raw.min(), 1.0
+            norm = (raw - lo) / (hi - lo) if hi > lo else np.ones_like(raw)
+            for (doc, _), value in zip(hits, norm, strict=True):
+                scores[doc] += weights[name] * float(value)
+    priors: list[tuple[float, dict[str, int]]] = []
+    if s.recency > 0 and pool:
+        newest = {d: -moment(store.moments[d]).timestamp() for d in pool}
+        priors.append((s.recency, tie_ranks(newest)))
+    window = window_of(query.text, s.relative) if s.time > 0 else None
+    if window and pool:
+        start, end = window
+        gaps = {}
+        for doc in pool:
+            when = moment(store.moments[doc])
+            gaps[doc] = max((start - when).total_seconds(), (when - end).total_seconds(), 0.0)
+        priors.append((s.time, tie_ranks(gaps)))
+    for weight, ranks in priors:
+        for doc, rank in ranks.items():
+            scores[doc] += weight / (s.k + rank) if s.fusion == "rrf" else weight / rank
+    lead_list = lists.get("fts") or lists.get("vector") or []
+    lead = {d: r for r, (d, _) in enumerate(lead_list)}
+    order = sorted(scores, key=lambda d: (-scores[d], lead.get(d, 10**6), d))
+    return [(d, scores[d]) for d in order]
+
+
+def per_query(sets: dict[str, list[StoreRuns]], s: Setting) -> dict[str, list[float]]:
+    return {
+        name: [
+            ndcg10([d for d, _ in fuse(st, q, s)], q.relevant) for st in stores for q in st.queries
+        ]
+        for name, stores in sets.items()
+    }
+
+
+def score_set(stores: list[StoreRuns], s: Setting) -> float:
+    values = [
+        ndcg10([d for d, _ in fuse(st, q, s)], q.relevant) for st in stores for q in st.queries
+    ]
+    return sum(values) / len(values)
+
+
+def load(work: Path) -> dict[str, list[StoreRuns]]:
+    return {p.stem: pickle.loads(p.read_bytes()) for p in sorted(work.glob("*.pkl"))}
+
+
+#: Named settings: the levers, each against the registry as it stood before this work.
+LEVERS = {
+    "before (registry 0.1)": Setting(fts_variant="file-oldstop"),
+    "stop words out of AND": Setting(),
+    "fts best chunk": Setting(fts_variant="chunk"),
+    "fts any-term always": Setting(fts_variant="file-or"),
+    "fts all-terms first, then any": Setting(fts_variant="file-tiered"),
+    "fts best chunk, tiered": Setting(fts_variant="chunk-tiered"),
+    "no recency": Setting(recency=0.0),
+    "temporal prior 0.5": Setting(time=0.5),
+    "temporal prior 1.0": Setting(time=1.0),
+    "temporal prior 1.0 + relative": Setting(time=1.0, relative=True),
+    "k=20": Setting(k=20),
+    "score fusion (convex, 0.5/0.5)": Setting(fusion="score", recency=0.0),
+    "only fts": Setting(vector=0.0, recency=0.0),
+    "only vector": Setting(fts=0.0, recency=0.0),
+}
+
+
+def levers(work: Path) -> None:
+    sets = load(work)
+    names = list(sets)
+    print(f"{'lever':<34}" + "".join(f"{n[:13]:>14}" for n in names))
+    for label, setting in LEVERS.items():
+        row = [score_set(sets[n], setting) for n in names]
+        print(f"{label:<34}" + "".join(f"{v:>14.4f}" for v in row))
+
+
+def abstention(work: Path) -> None:
+    """How well the best cosine of the vector arm tells an answerable query from a foreign one.
+
+    Own queries whose fused top 10 holds a relevant memory are the answerable ones; queries of
+    other sets (nothing relevant here) are the foreign ones. For each floor: the share of
+    answerable queries it would silence (the cost) and of foreign ones (the gain)."""
+    sets = load(work)
+    setting = Setting()
+    print(f"{'set':<14}{'floor':>7}{'answered lost':>15}{'foreign caught':>16}")
+    for name, stores in sets.items():
+        answerable, foreign = [], []
+        for st in stores:
+            for q in st.queries:
+                top = [d for d, _ in fuse(st, q, setting)[:10]]
+                if any(q.relevant.get(d, 0) > 0 for d in top):
+                    answerable.append(q.arms["vector"][0][1])
+            foreign += [q.arms["vector"][0][1] for q in st.foreign]
+        for floor in (0.15, 0.2, 0.25, 0.3, 0.35):
+            lost = sum(v < floor for v in answerable) / max(1, len(answerable))
+            caught = sum(v < floor for v in foreign) / max(1, len(foreign))
+            print(f"{name:<14}{floor:>7.2f}{lost:>15.3f}{caught:>16.3f}")
+
+
+def grid() -> list[Setting]:
+    out = []
+    for fts, recency, time_w, k, variant in itertools.product(
+        (0.6, 0.8, 1.0, 1.25, 1.5),
+        (0.0, 0.05, 0.1, 0.2),
+        (0.0, 0.3, 0.6, 1.0),
+        (20, 40, 60),
+        ("file", "chunk"),
+    ):
+        out.append(Setting(fts, 1.0, recency, time_w, k, variant))
+    return out
+
+
+def tune(work: Path, exclude: list[str]) -> None:
+    """Leave one set out: choose on the others (mean of per-set nDCG@10), score the held one."""
+    sets = {n: v for n, v in load(work).items() if n not in exclude}
+    settings = grid()
+    table = {name: [score_set(stores, s) for s in settings] for name, stores in sets.items()}
+    names = list(sets)
+    for held in names:
+        others = [n for n in names if n != held]
+        mean = [sum(table[n][i] for n in others) / len(others) for i in range(len(settings))]
+        best = max(range(len(settings)), key=lambda i: mean[i])
+        print(f"held out {held}: chose {settings[best]} -> {table[held][best]:.4f}")
+    mean_all = [sum(table[n][i] for n in names) / len(names) for i in range(len(settings))]
+    ranked = sorted(range(len(settings)), key=lambda i: -mean_all[i])
+    for i in ranked[:8]:
+        print("all:", settings[i], {n: round(table[n][i], 4) for n in names})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("extract", "levers", "tune", "abstention"))
+    parser.add_argument("--exclude", nargs="*", default=[], help="sets left out of tuning")
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--only", nargs="*", help="extract only these sets")
+    parser.add_argument("--extra", nargs="*", type=Path, default=[], help="more set folders")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    commands: dict[str, Callable[[], None]] = {
+        "extract": lambda: extract(args.work, args.only, args.extra),
+        "levers": lambda: levers(args.work),
+        "abstention": lambda: abstention(args.work),
+        "tune": lambda: tune(args.work, args.exclude),
+    }
+    commands[args.command]()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
