@@ -20,14 +20,16 @@ import apsw
 import click
 
 from engine import state as state_plane
-from engine.db import IndexMissing, open_index
+from engine.db import IndexMissing, open_index_reader
 from engine.embedder import EmbedderError
+from engine.errors import DatabaseError, Problem
 from engine.indexer import index_store
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
 from engine.store import Store, StoreError, is_memory_name, kind_problem, open_store
+from engine.terminal import printable
 
 
 class UserError(click.ClickException):
@@ -36,7 +38,7 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"memsift: {self.format_message()}", err=True)
+        click.echo(f"memsift: {printable(self.format_message())}", err=True)
 
 
 def fail(message: str) -> NoReturn:
@@ -48,19 +50,26 @@ def user_errors(debug: bool) -> Iterator[None]:
     """Turn the engine's known errors into one-line messages; tracebacks only with --debug."""
     try:
         yield
-    except (StoreError, ScopeError, EmbedderError, IndexMissing, ValueError, OSError) as exc:
+    except (
+        DatabaseError,
+        StoreError,
+        ScopeError,
+        EmbedderError,
+        IndexMissing,
+        ValueError,
+        OSError,
+    ) as exc:
         if debug:
             traceback.print_exc()
         fail(str(exc))
-    except apsw.Error as exc:
+    except apsw.Error as exc:  # the engine names the database; this is the safety net
         if debug:
             traceback.print_exc()
-        if isinstance(exc, apsw.BusyError | apsw.LockedError):
-            fail(f"SQLite: {exc}; another memsift process is writing, retry when it finishes")
-        fail(
-            f"SQLite: {exc} (if the index is damaged, delete .memsift/index.db and re-index; "
-            "state.db is separate and kept)"
-        )
+        fail(f"SQLite: {exc} (rerun with --debug for the traceback, and please report it)")
+
+
+def warn(message: str) -> None:
+    click.echo(f"memsift: warning: {printable(message)}", err=True)
 
 
 def emit(data: object) -> None:
@@ -135,9 +144,9 @@ def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
         f"embedded {report.embedded} chunk(s)"
     )
     for path, reason in report.skipped:
-        click.echo(f"  skipped {path}: {reason}")
+        click.echo(f"  skipped {printable(path)}: {printable(reason)}")
     for old, new in report.renamed:
-        click.echo(f"  moved state of {old} to {new} (renamed, same content)")
+        click.echo(f"  moved state of {printable(old)} to {printable(new)} (renamed, same content)")
 
 
 def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -223,8 +232,9 @@ def search_command(
 
 def print_result(result: SearchResult, explain: bool) -> None:
     for number, hit in enumerate(result.hits, 1):
-        click.echo(click.style(f"{number:>2}. {hit.title}", bold=True) + f"  [{hit.path}]")
-        click.echo(f"    {styled_snippet(hit.snippet)}")
+        title, path = printable(hit.title), printable(hit.path)
+        click.echo(click.style(f"{number:>2}. {title}", bold=True) + f"  [{path}]")
+        click.echo(f"    {styled_snippet(printable(hit.snippet))}")
         if explain:
             parts = [
                 f"{name} #{arm.rank} +{arm.contribution:.5f}" for name, arm in hit.arms.items()
@@ -239,15 +249,14 @@ def print_result(result: SearchResult, explain: bool) -> None:
         status += f"; {name} dropped: {why}"
     if result.degraded:
         status += "; DEGRADED"
-    click.echo(click.style(status, dim=True), err=True)
+    click.echo(click.style(printable(status), dim=True), err=True)
     for note in result.notes:
-        click.echo(click.style(f"note: {note}", dim=True), err=True)
+        click.echo(click.style(f"note: {printable(note)}", dim=True), err=True)
     if explain and result.sql:
         click.echo("\n-- SQL (bind these values in order: ?1, ?2, ...)")
-        click.echo(result.sql)
-        click.echo(
-            "-- values: " + json.dumps([shown_param(p) for p in result.params], ensure_ascii=False)
-        )
+        click.echo(printable(result.sql, multiline=True))
+        values = json.dumps([shown_param(p) for p in result.params], ensure_ascii=False)
+        click.echo("-- values: " + printable(values))
 
 
 def styled_snippet(snippet: str) -> str:
@@ -293,13 +302,18 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
 
 
 def content_hash_of(store: Store, key: str) -> str | None:
+    """The indexed content hash of ``key``, which lets its state row follow a rename; best
+    effort, so a missing, damaged or busy index never stops a memory being read or
+    reinforced."""
     try:
-        conn = open_index(store.index_path)
-    except IndexMissing:
+        conn = open_index_reader(store.index_path)
+    except (IndexMissing, DatabaseError):
         return None
     try:
         row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (key,)).fetchone()
         return row[0] if row else None
+    except apsw.Error:
+        return None
     finally:
         conn.close()
 
@@ -309,7 +323,11 @@ def content_hash_of(store: Store, key: str) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the memory and its access record.")
 @click.pass_context
 def read(ctx: click.Context, path: str, as_json: bool) -> None:
-    """Print a memory and record the access in the state plane."""
+    """Print a memory and record the access in the state plane.
+
+    In a read-only store the memory is still printed; a warning says the access could not be
+    counted (--json: "counted": false).
+    """
     store = get_store(ctx)
     key, full = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
@@ -318,7 +336,7 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
         except Unreadable as exc:
             fail(f"{key}: {exc.reason}")
         text = data.decode("utf-8", errors="replace")
-        access = state_plane.record_access(store, key, content_hash_of(store, key))
+        access, counted = count_read(store, key)
     if as_json:
         emit(
             {
@@ -327,10 +345,24 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
                 "access_count": access.access_count,
                 "last_accessed_at": access.last_accessed_at,
                 "outcome_score": access.outcome_score,
+                "counted": counted,
             }
         )
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        click.echo(printable(text, multiline=True), nl=not text.endswith("\n"))
+
+
+def count_read(store: Store, key: str) -> tuple[state_plane.Access, bool]:
+    """Record one read of ``key``. A read-only store still prints its memories: the access is
+    then not counted, with a warning naming what is read-only (any other failure is an
+    error: a full disk or a damaged state.db needs fixing, not a shrug)."""
+    try:
+        return state_plane.record_access(store, key, content_hash_of(store, key)), True
+    except DatabaseError as exc:
+        if exc.problem is not Problem.READ_ONLY:
+            raise
+        warn(f"the access was not counted: {exc.culprit or exc.path} is read-only")
+        return state_plane.lookup(store, key), False
 
 
 @cli.command()
@@ -358,7 +390,7 @@ def reinforce(ctx: click.Context, path: str, outcome: str, as_json: bool) -> Non
             }
         )
     else:
-        click.echo(f"{key}: outcome score {access.outcome_score:+.3f}")
+        click.echo(f"{printable(key)}: outcome score {access.outcome_score:+.3f}")
 
 
 @cli.command()
@@ -373,7 +405,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         emit(info)
         return
     for key, value in info.items():
-        click.echo(f"{key:>17}: {value}")
+        click.echo(f"{key:>17}: {printable(str(value))}")
 
 
 @cli.group(name="state")
@@ -399,7 +431,7 @@ def state_prune(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
         emit({"stale": stale, "removed": removed, "dry_run": dry_run})
         return
     for path in stale:
-        click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
+        click.echo(f"{'would remove' if dry_run else 'removed'} {printable(path)}")
     click.echo(f"{len(stale)} stale row(s); {removed} removed")
 
 
@@ -461,7 +493,7 @@ def eval_command(
             progress=progress,
             workdir=keep,
         )
-    except (DatasetError, ValueError, StoreError, EmbedderError, OSError) as exc:
+    except (DatasetError, DatabaseError, ValueError, StoreError, EmbedderError, OSError) as exc:
         if ctx.obj["debug"]:
             traceback.print_exc()
         fail(str(exc))
@@ -469,14 +501,16 @@ def eval_command(
         done()
     for name, rows in report.get("skipped", {}).items():
         click.echo(
-            f"warning: {name}: {len(rows)} corpus row(s) could not be indexed, e.g. "
-            f"{rows[0]['id']}: {rows[0]['reason']}",
+            printable(
+                f"warning: {name}: {len(rows)} corpus row(s) could not be indexed, e.g. "
+                f"{rows[0]['id']}: {rows[0]['reason']}"
+            ),
             err=True,
         )
     if as_json:
         emit(report)
         return
-    click.echo(f"sets: {', '.join(report['sets'])}  (variant: {report['variant']})")
+    click.echo(printable(f"sets: {', '.join(report['sets'])}  (variant: {report['variant']})"))
     rows = {"overall": report["overall"], **report["by_category"]}
     if "ablation" in report:
         rows = {**rows, **report["ablation"]}
@@ -486,7 +520,7 @@ def eval_command(
     )
     for name, figures in rows.items():
         click.echo(
-            f"{name:<20}{figures['queries']:>8}"
+            f"{printable(name):<20}{figures['queries']:>8}"
             + "".join(
                 f"{figures[m]:>11.4f}" for m in ("ndcg@10", "mrr@10", "recall@5", "recall@10")
             )
@@ -501,7 +535,7 @@ def main() -> None:
         if "--debug" in sys.argv[1:]:
             raise
         click.echo(
-            f"memsift: unexpected {type(exc).__name__}: {exc} "
+            f"memsift: unexpected {type(exc).__name__}: {printable(str(exc))} "
             "(rerun with --debug for the traceback, and please report it)",
             err=True,
         )

@@ -9,13 +9,24 @@ SQLite that can load sqlite-vec on every platform.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from time import sleep
 
 import apsw
 import sqlite_vec
 
+from engine.errors import Database, DatabaseError, Problem, classify, from_exception
+
 INDEX_SCHEMA_VERSION = "2"
 BUSY_TIMEOUT_MS = 10_000
+#: The file an index run holds an exclusive flock on (see ``engine.indexer.run_lock``).
+LOCK_NAME = "index.lock"
+#: How long a reader waits for a first index run to create the schema, and how often it looks.
+SCHEMA_WAIT_SECONDS = BUSY_TIMEOUT_MS / 1000
+SCHEMA_POLL_SECONDS = 0.05
 
 INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,34 +104,154 @@ class IndexMissing(FileNotFoundError):
     """The store has not been indexed yet."""
 
 
-def connect(path: Path | str, *, readonly: bool = False) -> apsw.Connection:
-    """An apsw connection with sqlite-vec loaded, WAL, a busy timeout and foreign keys on."""
+def connect(
+    path: Path | str, *, readonly: bool = False, immutable: bool = False
+) -> apsw.Connection:
+    """An apsw connection with sqlite-vec loaded, WAL, a busy timeout and foreign keys on.
+
+    ``immutable`` (read-only too) tells SQLite the file cannot change, so it needs no lock and
+    no ``-shm`` beside it: the only way to read a WAL-mode database in a folder nobody may
+    write to.
+    """
     flags = apsw.SQLITE_OPEN_URI
     flags |= (
         apsw.SQLITE_OPEN_READONLY
-        if readonly
+        if readonly or immutable
         else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     )
-    conn = apsw.Connection(str(path), flags=flags)
+    name = Path(path).absolute().as_uri() + "?mode=ro&immutable=1" if immutable else str(path)
+    conn = apsw.Connection(name, flags=flags)
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
-    if not readonly:
+    if readonly or immutable:
+        # A reader never checkpoints, not even on close: that write could fail (a full disk)
+        # and fail a command that only meant to read.
+        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+    else:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     return conn
 
 
+@contextmanager
+def guarded(database: Database, path: Path) -> Iterator[None]:
+    """Turn SQLite's errors (and the OS's full-disk and read-only errors) raised inside into a
+    :class:`DatabaseError` that names ``database`` at ``path`` and says what to do."""
+    try:
+        yield
+    except (DatabaseError, IndexMissing):
+        raise
+    except apsw.Error as exc:
+        culprit = read_only_part(path) if classify(exc) is Problem.READ_ONLY else None
+        raise from_exception(
+            database, str(path), exc, culprit=str(culprit) if culprit else None
+        ) from exc
+    except OSError as exc:
+        if classify(exc) not in (Problem.FULL, Problem.READ_ONLY):
+            raise
+        raise from_exception(database, str(path), exc) from exc
+
+
+def read_only_part(path: Path) -> Path | None:
+    """The folder or file that stops SQLite writing the database at ``path``, or None.
+
+    A write needs the file itself and its folder (for the ``-wal`` and ``-shm`` files, and for
+    the file when it does not exist yet); a folder that does not exist yet needs its nearest
+    existing ancestor. ``os.access`` also sees read-only mounts and immutable files.
+    """
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not os.access(folder, os.W_OK):
+        return folder
+    for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if candidate.exists() and not os.access(candidate, os.W_OK):
+            return candidate
+    return None
+
+
+def require_writable(database: Database, path: Path) -> None:
+    """Refuse, naming the read-only folder or file, before a write that could not succeed."""
+    culprit = read_only_part(path)
+    if culprit is not None:
+        raise DatabaseError(database, str(path), Problem.READ_ONLY, culprit=str(culprit))
+
+
+def open_reader(database: Database, path: Path) -> apsw.Connection:
+    """Open an existing database to read it only: a search, ``status`` or a lookup can never
+    write, never checkpoint on close (which could fail on a full disk), and works in a
+    read-only store.
+
+    In a folder nobody may write to, SQLite cannot create the ``-shm`` a WAL database needs,
+    so the file is opened immutable; that is only safe when no ``-wal`` holds changes that are
+    not in the file yet, and then the error says so.
+    """
+    with guarded(database, path):
+        try:
+            return checked(connect(path, readonly=True))
+        except (apsw.CantOpenError, apsw.ReadOnlyError):
+            if Path(f"{path}-wal").exists():
+                raise DatabaseError(
+                    database,
+                    str(path),
+                    Problem.CANT_OPEN,
+                    "its folder is read-only and a -wal file beside it holds changes SQLite "
+                    "cannot read without writing; open the store once where it is writable",
+                ) from None
+        return checked(connect(path, immutable=True))
+
+
+def checked(conn: apsw.Connection) -> apsw.Connection:
+    """``conn`` once SQLite has read its header and schema (where a damaged, foreign or
+    unreachable file shows); closed if that fails."""
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except apsw.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def has_table(conn: apsw.Connection, name: str) -> bool:
+    query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return conn.execute(query, (name,)).fetchone() is not None
+
+
+def index_run_in_progress(state_dir: Path) -> bool:
+    """Whether a ``memsift index`` run holds the store's lock right now (never blocks)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): runs are not serialised, so none is seen
+        return False
+    try:
+        fd = os.open(state_dir / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
-    """Open ``index.db``; with ``create`` make it (and rebuild it if its schema is outdated)."""
-    if not path.exists():
-        if not create:
-            raise IndexMissing(f"{path}: no index yet; run `memsift index` in the store first")
+    """Open ``index.db`` to write it; with ``create`` make it (and rebuild it if its schema is
+    outdated). Searches and other readers use :func:`open_index_reader`."""
+    if not create and not path.exists():
+        raise IndexMissing(f"{path}: no index yet; run `memsift index` in the store first")
+    require_writable(Database.INDEX, path)
+    with guarded(Database.INDEX, path):
         path.parent.mkdir(parents=True, exist_ok=True)
-    conn = connect(path)
-    if create:
+        conn = connect(path)
+        if not create:
+            return conn
         version = read_meta(conn, "schema_version")
         if version not in (None, INDEX_SCHEMA_VERSION):
             # The index is derived: an old layout is dropped and rebuilt, never migrated.
@@ -132,6 +263,30 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
             conn.execute(INDEX_SCHEMA)
             write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
     return conn
+
+
+def open_index_reader(path: Path) -> apsw.Connection:
+    """Open ``index.db`` read-only, once it holds an index.
+
+    A first index run creates the file and its tables a moment apart; a search started in
+    between would fail with "no such table". While a run holds the store's lock, the reader
+    waits (up to the busy timeout) for the tables; without a run, a missing or empty index is
+    reported with the fix.
+    """
+    for _ in range(round(SCHEMA_WAIT_SECONDS / SCHEMA_POLL_SECONDS)):
+        if path.exists():
+            conn = open_reader(Database.INDEX, path)
+            if has_table(conn, "files"):
+                return conn
+            conn.close()
+        if not index_run_in_progress(path.parent):
+            if path.exists():
+                raise DatabaseError(
+                    Database.INDEX, str(path), Problem.EMPTY, "a first run did not finish"
+                )
+            raise IndexMissing(f"{path}: no index yet; run `memsift index` in the store first")
+        sleep(SCHEMA_POLL_SECONDS)
+    raise DatabaseError(Database.INDEX, str(path), Problem.INDEXING)
 
 
 def vector_table_dim(conn: apsw.Connection) -> int | None:
@@ -199,14 +354,21 @@ END;
 
 
 def open_state(path: Path) -> apsw.Connection:
-    """Open (creating if needed) the durable ``state.db``; commits are synced (FULL), since
-    unlike the index this database cannot be rebuilt."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = connect(path)
-    conn.execute("PRAGMA synchronous=FULL")
-    with conn:
-        conn.execute(STATE_SCHEMA)
+    """Open (creating if needed) the durable ``state.db`` to write it; commits are synced
+    (FULL), since unlike the index this database cannot be rebuilt."""
+    require_writable(Database.STATE, path)
+    with guarded(Database.STATE, path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(path)
+        conn.execute("PRAGMA synchronous=FULL")
+        with conn:
+            conn.execute(STATE_SCHEMA)
     return conn
+
+
+def open_state_reader(path: Path) -> apsw.Connection:
+    """Open an existing ``state.db`` read-only (it works in a read-only store)."""
+    return open_reader(Database.STATE, path)
 
 
 def read_meta(conn: apsw.Connection, key: str) -> str | None:

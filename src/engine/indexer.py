@@ -28,8 +28,17 @@ import apsw
 
 from engine import state as state_plane
 from engine.chunking import chunk_text
-from engine.db import ensure_vector_table, open_index, read_meta, write_meta
+from engine.db import (
+    LOCK_NAME,
+    ensure_vector_table,
+    guarded,
+    open_index,
+    read_meta,
+    require_writable,
+    write_meta,
+)
 from engine.embedder import Embedder, make_embedder, to_blob
+from engine.errors import Database
 from engine.memory import Memory, Skip, parse_memory
 from engine.reading import Unreadable, over_limit, read_regular
 from engine.store import Candidate, Store, open_store, walk
@@ -108,14 +117,16 @@ def index_store(
     if not isinstance(store, Store):
         store = open_store(store)
     config = store.config()
+    require_writable(Database.INDEX, store.index_path)  # before loading a model for nothing
     if embed and embedder is None:
         embedder = make_embedder(config.model)
     if not embed:
         embedder = None
     report = IndexReport()
-    store.state_dir.mkdir(parents=True, exist_ok=True)
-    with run_lock(store.state_dir / "index.lock"):
-        return run_index(store, config.max_file_bytes, embedder, progress, report)
+    with guarded(Database.INDEX, store.index_path):
+        store.state_dir.mkdir(parents=True, exist_ok=True)
+        with run_lock(store.state_dir / LOCK_NAME):
+            return run_index(store, config.max_file_bytes, embedder, progress, report)
 
 
 @contextmanager

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,8 +21,9 @@ import apsw
 import numpy as np
 
 from engine.assemble import RRF_K, Available, assemble, bound_prefix
-from engine.db import open_index, vector_table_dim
+from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
+from engine.errors import Database, Problem, classify
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
 from engine.store import Config, Store, open_store
@@ -154,11 +157,54 @@ def has_vectors_of(conn: apsw.Connection, model: str) -> bool:
 
 
 def attach_state(conn: apsw.Connection, path: Path) -> bool:
-    """Attach ``state.db`` read-only as schema ``state``; False when there is none."""
+    """Attach ``state.db`` read-only as schema ``state``; False when there is none.
+
+    In a folder nobody may write to it is attached immutable (as :func:`engine.db.open_reader`
+    opens a database there). Errors name state.db, not the index.
+    """
     if not path.exists():
         return False
-    conn.execute("ATTACH DATABASE ? AS state", (path.as_uri() + "?mode=ro",))
+    with guarded(Database.STATE, path):
+        try:
+            attach(conn, path.as_uri() + "?mode=ro")
+        except (apsw.CantOpenError, apsw.ReadOnlyError):
+            if Path(f"{path}-wal").exists():
+                raise
+            attach(conn, path.as_uri() + "?mode=ro&immutable=1")
     return True
+
+
+def attach(conn: apsw.Connection, uri: str) -> None:
+    """ATTACH ``uri`` as ``state`` and read its schema (where a damaged file shows)."""
+    conn.execute("ATTACH DATABASE ? AS state", (uri,))
+    try:
+        conn.execute("SELECT count(*) FROM state.sqlite_master").fetchall()
+    except apsw.Error:
+        conn.execute("DETACH DATABASE state")
+        raise
+
+
+@contextmanager
+def search_errors(conn: apsw.Connection, store: Store, has_state: bool) -> Iterator[None]:
+    """Name the database a failing search statement hit. The statement reads both; damage is
+    pinned on state.db only when its own check finds it, so the index's advice ("delete it")
+    is never given for the durable database, nor the reverse."""
+    try:
+        yield
+    except apsw.Error as exc:
+        database, path = Database.INDEX, store.index_path
+        if has_state and classify(exc) is Problem.CORRUPT and state_damaged(conn):
+            database, path = Database.STATE, store.state_path
+        with guarded(database, path):
+            raise
+
+
+def state_damaged(conn: apsw.Connection) -> bool:
+    try:
+        rows = conn.execute("PRAGMA state.quick_check").fetchall()
+    except apsw.Error:
+        return True
+    return rows != [("ok",)]
 
 
 def choose_fts_form(
@@ -239,11 +285,13 @@ class Searcher:
             info = os.stat(self.store.index_path)
         except FileNotFoundError:
             self.close()
-            return open_index(self.store.index_path)  # raises IndexMissing with the fix
+            # Waits while a first run creates the index, else raises IndexMissing with the fix.
+            open_index_reader(self.store.index_path).close()
+            info = os.stat(self.store.index_path)
         identity = (info.st_dev, info.st_ino)
         if self._conn is None or identity != self._identity:
             self.close()
-            self._conn = open_index(self.store.index_path)
+            self._conn = open_index_reader(self.store.index_path)
             self._identity, self._has_state = identity, False
         if not self._has_state:
             self._has_state = attach_state(self._conn, self.store.state_path)
@@ -269,18 +317,20 @@ class Searcher:
                 self._embedder = None
             elif current != config.model and use_vector and query.strip():
                 self._embedder = make_embedder(config.model)
-        return run_search(
-            self._connection(),
-            config,
-            self._has_state,
-            query,
-            limit=limit,
-            scope=scope,
-            use_vector=use_vector,
-            embedder=self._embedder,
-            candidate_limit=candidate_limit,
-            weights=weights,
-        )
+        conn = self._connection()
+        with search_errors(conn, self.store, self._has_state):
+            return run_search(
+                conn,
+                config,
+                self._has_state,
+                query,
+                limit=limit,
+                scope=scope,
+                use_vector=use_vector,
+                embedder=self._embedder,
+                candidate_limit=candidate_limit,
+                weights=weights,
+            )
 
 
 def run_search(

@@ -9,12 +9,16 @@ the content moves the row with it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Concatenate, ParamSpec, TypeVar
 
 import apsw
 
-from engine.db import open_state
+from engine.db import guarded, open_state, open_state_reader
+from engine.errors import Database
 from engine.store import Store
 
 #: Weight of a new outcome in the moving average: the last ~3 outcomes dominate.
@@ -29,10 +33,27 @@ class Access:
     outcome_score: float
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def state_errors(func: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
+    """Errors raised while ``func`` uses the store's state.db name state.db (never index.db),
+    so the advice fits the durable database."""
+
+    @functools.wraps(func)
+    def wrapper(store: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with guarded(Database.STATE, store.state_path):
+            return func(store, *args, **kwargs)
+
+    return wrapper
+
+
 def now_utc() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+@state_errors
 def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
     """Count one read of ``path`` now."""
     conn = open_state(store.state_path)
@@ -54,6 +75,7 @@ def record_access(store: Store, path: str, content_hash: str | None = None) -> A
         conn.close()
 
 
+@state_errors
 def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = None) -> Access:
     """Fold an outcome into ``path``'s score in one statement.
 
@@ -80,6 +102,18 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
         conn.close()
 
 
+@state_errors
+def lookup(store: Store, path: str) -> Access:
+    """``path``'s record without counting anything (read-only; works in a read-only store)."""
+    if not store.state_path.exists():
+        return Access(path, 0, None, 0.0)
+    conn = open_state_reader(store.state_path)
+    try:
+        return get_access(conn, path)
+    finally:
+        conn.close()
+
+
 def get_access(conn: apsw.Connection, path: str) -> Access:
     row = conn.execute(
         "SELECT path, access_count, last_accessed_at, outcome_score FROM access WHERE path = ?",
@@ -88,6 +122,7 @@ def get_access(conn: apsw.Connection, path: str) -> Access:
     return Access(*row) if row else Access(path, 0, None, 0.0)
 
 
+@state_errors
 def follow_content(
     store: Store,
     present: set[str],
@@ -128,17 +163,19 @@ def follow_content(
     return moves
 
 
+@state_errors
 def state_paths(store: Store) -> list[str]:
     """Every path the state plane holds a row for (empty when there is no state.db)."""
     if not store.state_path.exists():
         return []
-    conn = open_state(store.state_path)
+    conn = open_state_reader(store.state_path)
     try:
         return [row[0] for row in conn.execute("SELECT path FROM access ORDER BY path")]
     finally:
         conn.close()
 
 
+@state_errors
 def prune(store: Store, paths: list[str]) -> int:
     """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
     if not paths or not store.state_path.exists():

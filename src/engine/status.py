@@ -8,7 +8,8 @@ yet, and state rows whose memory is gone are listed (removed only by ``memsift s
 from __future__ import annotations
 
 from engine import state as state_plane
-from engine.db import open_index, read_meta
+from engine.db import guarded, open_index_reader, read_meta
+from engine.errors import Database
 from engine.indexer import pending_changes
 from engine.store import Store
 
@@ -22,23 +23,24 @@ def stale_state_paths(store: Store, known: list[str] | None = None) -> list[str]
 def store_status(store: Store) -> dict[str, object]:
     """Counts, coverage, model, database paths and pending changes, as one JSON-ready dict."""
     config = store.config()
-    conn = open_index(store.index_path)
-    try:
-        (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
-        model = config.model
-        chunks, embedded = conn.execute(
-            "SELECT count(*), count(e.hash) FROM chunks AS c "
-            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-            (model or "",),
-        ).fetchone()
-        dim = conn.execute(
-            "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
-        ).fetchone()
-        changes = pending_changes(store, conn)
-        complete = read_meta(conn, "complete") == "1"
-        indexed_at = read_meta(conn, "indexed_at")
-    finally:
-        conn.close()
+    conn = open_index_reader(store.index_path)
+    with guarded(Database.INDEX, store.index_path):
+        try:
+            (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
+            model = config.model
+            chunks, embedded = conn.execute(
+                "SELECT count(*), count(e.hash) FROM chunks AS c "
+                "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+                (model or "",),
+            ).fetchone()
+            dim = conn.execute(
+                "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
+            ).fetchone()
+            changes = pending_changes(store, conn)
+            complete = read_meta(conn, "complete") == "1"
+            indexed_at = read_meta(conn, "indexed_at")
+        finally:
+            conn.close()
     known = state_plane.state_paths(store)
     stale = stale_state_paths(store, known)
     return {

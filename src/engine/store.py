@@ -2,36 +2,26 @@
 
 The store is the folder; everything memsift writes goes under ``<store>/.memsift/``. The
 configuration file is trusted (it belongs to whoever owns the store): it may set arm weights
-and the embedding model, which a search caller never can.
+and the embedding model, which a search caller never can; :mod:`engine.config` reads and checks
+it.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from engine.embedder import DEFAULT_MODEL
+from engine.config import Config, load_config
 from engine.memory import MEMORY_SUFFIXES
 
 STATE_DIR = ".memsift"
-DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 
 
 class StoreError(ValueError):
     """A store that cannot be used as given; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Config:
-    """Trusted settings from ``.memsift/config.toml``."""
-
-    weights: dict[str, float] = field(default_factory=dict)
-    model: str | None = DEFAULT_MODEL
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -72,37 +62,9 @@ def open_store(root: str | os.PathLike[str] | None = None) -> Store:
         raise StoreError(f"{path}: no such folder; pass --store DIR pointing at your memories")
     if not path.is_dir():
         raise StoreError(f"{path}: not a folder; a store is a folder of memory files")
-    return Store(path.resolve())
-
-
-def load_config(path: Path) -> Config:
-    """Read ``config.toml``; a missing file means defaults, a broken one is an error to fix."""
-    if not path.is_file():
-        return Config()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise StoreError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
-    weights = data.get("weights", {})
-    if not isinstance(weights, dict) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in weights.values()
-    ):
-        raise StoreError(f"{path}: [weights] must map arm names to numbers >= 0, e.g. fts = 1.0")
-    embedder = data.get("embedder", {})
-    model = embedder.get("model", DEFAULT_MODEL) if isinstance(embedder, dict) else DEFAULT_MODEL
-    if not isinstance(model, str):
-        raise StoreError(f'{path}: [embedder] model must be a string (or "none")')
-    limits = data.get("limits", {})
-    max_bytes = (
-        limits.get("max_file_bytes", DEFAULT_MAX_FILE_BYTES) if isinstance(limits, dict) else 0
-    )
-    if not isinstance(max_bytes, int) or max_bytes <= 0:
-        raise StoreError(f"{path}: [limits] max_file_bytes must be a positive integer")
-    return Config(
-        weights={str(k): float(v) for k, v in weights.items()},
-        model=None if model == "none" else model,
-        max_file_bytes=max_bytes,
-    )
+    store = Store(path.resolve())
+    store.config()  # checked once, up front, whatever the command: a typo is never ignored
+    return store
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,207 @@
+"""A store's trusted settings, ``.memsift/config.toml``, and the one table that says what it
+may hold.
+
+The file belongs to whoever owns the store: it may set what a search caller never can (arm
+weights, the embedding model, the size limit for a memory). A typo in it must not be ignored:
+``[weight]`` or ``modle`` silently doing nothing makes a user tune a setting that never takes
+effect. So the whole file is checked once, when the store is opened, against :data:`SETTINGS`:
+an unknown section or key is an error naming the nearest valid one, every value has a type (a
+boolean is not a number, ``inf`` and ``nan`` are not weights), and every error names the file
+and the key. The documentation's configuration table lists these same rows, and a test keeps
+the two in step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.arms import ARMS
+from engine.embedder import DEFAULT_MODEL
+
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """``config.toml`` is not valid; the message names the file, the key and the fix."""
+
+
+def finite_weight(value: object) -> str | None:
+    """A weight is a finite number >= 0 (0 drops the arm)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "must be a finite number >= 0 (not a boolean or a string)"
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or number < 0:
+        return "must be a finite number >= 0"
+    return None
+
+
+def model_name(value: object) -> str | None:
+    if not isinstance(value, str):
+        return 'must be a string: a model name, or "none"'
+    if not value.strip():
+        return 'must not be empty; write "none" for a lexical store'
+    return None
+
+
+def positive_bytes(value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be a whole number of bytes (not a boolean or a string)"
+    if value < 1:
+        return "must be at least 1"
+    return None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key ``config.toml`` accepts: where it goes, what it holds, what it does."""
+
+    section: str
+    key: str
+    kind: str
+    default: str
+    doc: str
+    check: Callable[[object], str | None] = field(repr=False, compare=False)
+
+
+#: Every setting, in the order the documentation lists them. Arm weights come from the
+#: registry, so a new arm is configurable (and documented as such) without touching this file.
+SETTINGS: tuple[Setting, ...] = (
+    *(
+        Setting(
+            "weights",
+            arm.name,
+            "number >= 0",
+            repr(arm.weight),
+            f"Weight of the {arm.name} arm in the fusion; 0 drops the arm.",
+            finite_weight,
+        )
+        for arm in ARMS
+    ),
+    Setting(
+        "embedder",
+        "model",
+        "string",
+        f'"{DEFAULT_MODEL}"',
+        'The embedding model for the vector arm; "none" makes a lexical-only store.',
+        model_name,
+    ),
+    Setting(
+        "limits",
+        "max_file_bytes",
+        "integer >= 1",
+        str(DEFAULT_MAX_FILE_BYTES),
+        "Files larger than this many bytes are skipped with a reason.",
+        positive_bytes,
+    ),
+)
+
+SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Trusted settings from ``.memsift/config.toml``."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    model: str | None = DEFAULT_MODEL
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+
+def load_config(path: Path) -> Config:
+    """Read and check ``config.toml``; a missing file means defaults, a broken one is an error
+    naming the file and the key."""
+    if not path.is_file():
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    problem = first_problem(data)
+    if problem:
+        raise ConfigError(f"{path}: {problem}")
+    weights = data.get("weights", {})
+    model = data.get("embedder", {}).get("model", DEFAULT_MODEL)
+    return Config(
+        weights={name: float(value) for name, value in weights.items()},
+        model=None if model == "none" else model,
+        max_file_bytes=data.get("limits", {}).get("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
+    )
+
+
+def first_problem(data: dict[str, object]) -> str | None:
+    """What is wrong with parsed ``config.toml`` content, starting with ``[section] key``, or
+    None when every section, key and value is valid."""
+    by_section = {
+        section: {s.key: s for s in SETTINGS if s.section == section} for section in SECTIONS
+    }
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            if section in by_section:
+                return (
+                    f"{section} = {shown(table)}: must be a section: write [{section}] on its "
+                    "own line, then key = value lines"
+                )
+            return f"{section} = {shown(table)}: {misplaced_key(section)}"
+        if section not in by_section:
+            return f"[{section}]: unknown section; {suggest(section, SECTIONS, '[', ']')}"
+        settings = by_section[section]
+        for key, value in table.items():
+            setting = settings.get(key)
+            if setting is None:
+                return f"[{section}] {key}: {unknown_key(section, key, tuple(settings))}"
+            problem = setting.check(value)
+            if problem:
+                return f"[{section}] {key} = {shown(value)}: {problem}"
+    return None
+
+
+def unknown_key(section: str, key: str, valid: tuple[str, ...]) -> str:
+    what = "unknown arm" if section == "weights" else "unknown key"
+    close = difflib.get_close_matches(key, valid, n=1)
+    if close:
+        return f"{what}; did you mean {close[0]}?"
+    elsewhere = [s for s in SETTINGS if s.key == key]
+    if elsewhere:
+        return f"{what} here; did you mean [{elsewhere[0].section}] {key}?"
+    return f"{what}; [{section}] accepts {', '.join(valid)}"
+
+
+def misplaced_key(key: str) -> str:
+    """A ``key = value`` line above every section header."""
+    owners = [s for s in SETTINGS if s.key == key]
+    close = difflib.get_close_matches(key, [s.key for s in SETTINGS], n=1)
+    if not owners and close:
+        owners = [s for s in SETTINGS if s.key == close[0]]
+    if owners:
+        return f"outside any section; did you mean [{owners[0].section}] {owners[0].key}?"
+    return f"outside any section; sections are {', '.join(f'[{s}]' for s in SECTIONS)}"
+
+
+def suggest(name: str, valid: tuple[str, ...], before: str = "", after: str = "") -> str:
+    close = difflib.get_close_matches(name, valid, n=1)
+    if close:
+        return f"did you mean {before}{close[0]}{after}?"
+    return "valid ones are " + ", ".join(f"{before}{v}{after}" for v in valid)
+
+
+def shown(value: object) -> str:
+    """A value as it was written in TOML, kept short (a 400-digit number is not echoed)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, int) and abs(value) >= 10**15:
+        digits = len(str(abs(value)))
+        return f"{str(value)[:8]}… ({digits} digits)"
+    text = f'"{value}"' if isinstance(value, str) else str(value)
+    return text if len(text) <= 40 else text[:39] + "…"

@@ -1,0 +1,179 @@
+"""``config.toml`` is checked as a whole, for every command: no typo is silently ignored, no
+value of the wrong type is coerced, and every error names the file and the key."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.arms import ARMS
+from engine.cli import cli
+from engine.config import SETTINGS, Config, ConfigError, load_config
+from engine.embedder import DEFAULT_MODEL
+from engine.store import open_store
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def config_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_for(tmp_path: Path, text: str) -> str:
+    path = config_file(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ")
+    assert "\n" not in message
+    return message.removeprefix(f"{path}: ")
+
+
+def test_a_missing_file_means_the_defaults(tmp_path):
+    assert load_config(tmp_path / "config.toml") == Config()
+
+
+def test_a_complete_valid_file_is_read(tmp_path):
+    text = (
+        "[weights]\nfts = 1\nrecency = 0.25\nsalience = 0\n"
+        '[embedder]\nmodel = "none"\n[limits]\nmax_file_bytes = 1024\n'
+    )
+    config = load_config(config_file(tmp_path, text))
+    assert config.weights == {"fts": 1.0, "recency": 0.25, "salience": 0.0}
+    assert (config.model, config.max_file_bytes) == (None, 1024)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[weight]\nfts = 1\n", "[weight]: unknown section; did you mean [weights]?"),
+        ('[embeder]\nmodel = "x"\n', "[embeder]: unknown section; did you mean [embedder]?"),
+        (
+            "[mystery]\nx = 1\n",
+            "[mystery]: unknown section; valid ones are [weights], [embedder], [limits]",
+        ),
+        ('[embedder]\nmodle = "x"\n', "[embedder] modle: unknown key; did you mean model?"),
+        (
+            "[limits]\nmax_results = 5\n",
+            "[limits] max_results: unknown key; [limits] accepts max_file_bytes",
+        ),
+        ("[weights]\nftz = 1\n", "[weights] ftz: unknown arm; did you mean fts?"),
+        (
+            "[weights]\npopularity = 1\n",
+            "[weights] popularity: unknown arm; [weights] accepts fts, vector, recency, salience",
+        ),
+        (
+            '[limits]\nmodel = "x"\n',
+            "[limits] model: unknown key here; did you mean [embedder] model?",
+        ),
+        ('model = "x"\n', 'model = "x": outside any section; did you mean [embedder] model?'),
+        (
+            "weights = 3\n",
+            "weights = 3: must be a section: write [weights] on its own line, then key = value "
+            "lines",
+        ),
+    ],
+)
+def test_unknown_names_are_errors_with_the_nearest_valid_name(tmp_path, text, message):
+    assert error_for(tmp_path, text) == message
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("inf", "inf"),
+        ("-inf", "-inf"),
+        ("nan", "nan"),
+        ("1e400", "inf"),
+        ("9" * 400, "99999999… (400 digits)"),
+        ("-1", "-1"),
+        ("true", "true"),
+        ('"1.0"', '"1.0"'),
+        ("[1]", "[1]"),
+    ],
+)
+def test_a_weight_must_be_a_finite_number_at_least_zero(tmp_path, value, shown):
+    message = error_for(tmp_path, f"[weights]\nfts = {value}\n")
+    assert message.startswith(f"[weights] fts = {shown}: must be a finite number >= 0")
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("true", "must be a whole number of bytes"),
+        ("1.5", "must be a whole number of bytes"),
+        ('"5MB"', "must be a whole number of bytes"),
+        ("0", "must be at least 1"),
+        ("-10", "must be at least 1"),
+    ],
+)
+def test_max_file_bytes_must_be_a_positive_integer_and_not_a_boolean(tmp_path, value, problem):
+    message = error_for(tmp_path, f"[limits]\nmax_file_bytes = {value}\n")
+    assert message.startswith(f"[limits] max_file_bytes = {value}: {problem}")
+
+
+@pytest.mark.parametrize(("value", "problem"), [("1", "must be a string"), ('""', "empty")])
+def test_the_model_must_be_a_name(tmp_path, value, problem):
+    assert problem in error_for(tmp_path, f"[embedder]\nmodel = {value}\n")
+
+
+def test_a_number_too_long_to_parse_is_invalid_toml_not_a_crash(tmp_path):
+    assert error_for(tmp_path, "[weights]\nfts = " + "9" * 5000 + "\n").startswith("not valid TOML")
+
+
+def test_every_weight_key_is_an_arm_of_the_registry():
+    weights = [s.key for s in SETTINGS if s.section == "weights"]
+    assert weights == [arm.name for arm in ARMS]
+
+
+def test_the_defaults_in_the_table_match_the_config():
+    table = {(s.section, s.key): s.default for s in SETTINGS}
+    assert table[("embedder", "model")] == f'"{DEFAULT_MODEL}"'
+    assert table[("limits", "max_file_bytes")] == str(Config().max_file_bytes)
+
+
+def test_the_configuration_docs_list_every_setting():
+    page = (DOCS / "concepts" / "index-and-state.md").read_text(encoding="utf-8")
+    section = page[page.index("## Configuration") :]
+    for setting in SETTINGS:
+        assert f"`[{setting.section}]`" in section, setting.section
+        assert re.search(rf"`{setting.key}`", section), setting.key
+
+
+def test_opening_a_store_checks_its_config(tmp_path):
+    (tmp_path / ".memsift").mkdir()
+    (tmp_path / ".memsift" / "config.toml").write_text("[weight]\nfts = 1\n")
+    with pytest.raises(ConfigError, match=r"config\.toml: \[weight\]: unknown section"):
+        open_store(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("index", "--no-embed"),
+        ("search", "alpha"),
+        ("read", "a.md"),
+        ("reinforce", "a.md", "--outcome", "1"),
+        ("status",),
+        ("state", "prune", "--dry-run"),
+    ],
+    ids=lambda c: " ".join(c[:2]),
+)
+def test_every_command_refuses_a_bad_config_naming_the_file_and_key(tmp_path, command):
+    (tmp_path / "a.md").write_text("# Alpha\n\nalpha\n")
+    (tmp_path / ".memsift").mkdir()
+    config = tmp_path / ".memsift" / "config.toml"
+    config.write_text("[limits]\nmax_file_bytes = true\n")
+    result = CliRunner().invoke(cli, ["--store", str(tmp_path), *command])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"memsift: {config}: [limits] max_file_bytes = true: must be a whole number of bytes "
+        "(not a boolean or a string)\n"
+    )
+    assert not (tmp_path / ".memsift" / "state.db").exists()
+    assert not (tmp_path / ".memsift" / "index.db").exists()
