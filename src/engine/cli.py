@@ -184,6 +184,13 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @scope_options
 @click.option("--no-vector", is_flag=True, help="Lexical search: skip the semantic arm.")
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Answer nothing when no memory holds every query word and none is this similar to "
+    "the query (default: [limits] min_similarity, 0.25; 0 always answers).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option(
     "--explain",
@@ -202,6 +209,7 @@ def search_command(
     until: str | None,
     include_archived: bool,
     no_vector: bool,
+    min_similarity: float | None,
     as_json: bool,
     explain: bool,
 ) -> None:
@@ -221,7 +229,14 @@ def search_command(
     store = get_store(ctx)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
-        result = search(store, query, limit=limit, scope=spec, use_vector=not no_vector)
+        result = search(
+            store,
+            query,
+            limit=limit,
+            scope=spec,
+            use_vector=not no_vector,
+            min_similarity=min_similarity,
+        )
     if as_json:
         emit(result.to_json(explain=explain))
     else:
@@ -241,7 +256,10 @@ def print_result(result: SearchResult, explain: bool) -> None:
             ]
             click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
     if not result.hits:
-        click.echo("no results" + (" (the scope holds no memories)" if result.empty_scope else ""))
+        why = " (the scope holds no memories)" if result.empty_scope else ""
+        if result.abstained:
+            why = " (nothing close enough to be an answer)"
+        click.echo("no results" + why)
     status = f"arms: {', '.join(result.arms_fired) or 'none'}"
     if result.fts_form:
         status += f"; fts form: {result.fts_form}"
