@@ -61,7 +61,9 @@ def test_tags_bound_as_json_keep_non_ascii_text_as_written():
 
 @pytest.mark.parametrize("count", [1, 2, 107, 10_000])
 def test_the_sql_of_a_scope_does_not_grow_with_the_number_of_values(count):
-    many = ScopeSpec(kinds=tuple(f"k{i}" for i in range(count)), tags=tuple(f"t{i}" for i in range(count)))
+    many = ScopeSpec(
+        kinds=tuple(f"k{i}" for i in range(count)), tags=tuple(f"t{i}" for i in range(count))
+    )
     assert build_scope(many).sql == build_scope(ScopeSpec(kinds=("k",), tags=("t",))).sql
 
 
@@ -393,6 +395,11 @@ MANY = 10_000
 
 def test_ten_thousand_kinds_match_any_of_them(index):
     kinds = (*(f"kind-{i}" for i in range(MANY - 1)), "person")
+    assert in_scope(index, ScopeSpec(kinds=kinds)) == ["person.md"]
+
+
+def test_more_kinds_than_sqlite_has_placeholders_for_still_match(index):
+    kinds = (*(f"kind-{i}" for i in range(40_000)), "person")  # SQLite allows 32,766 ?N
     assert in_scope(index, ScopeSpec(kinds=kinds)) == ["person.md"]
 
 
