@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
+
+from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
 FIELDS = (
@@ -33,9 +33,6 @@ FIELDS = (
 )
 STRING_FIELDS = frozenset({"name", "prose", "sql"})
 BOOL_FIELDS = frozenset({"needs_query_vector", "needs_state_plane", "needs_query_terms"})
-
-#: An arm's name becomes part of SQL identifiers (``arm_<name>``, ``<name>_rank``).
-NAME_PATTERN = re.compile(r"[a-z_][a-z0-9_]*\Z")
 
 
 class RegistryError(Exception):
@@ -247,13 +244,9 @@ class _Reader:
                 f"{', '.join(FIELDS)}",
             )
         name = str(values["name"])
-        if not NAME_PATTERN.match(name):
-            raise RegistryError(
-                self.file,
-                lines["name"],
-                f"arm name {name!r} cannot be part of a SQL identifier; use lower-case "
-                "letters, digits and _",
-            )
+        # The engine's own rules, so the page and the assembler accept the same entries.
+        if problem := name_problem(name):
+            raise RegistryError(self.file, lines["name"], problem)
         prose = str(values["prose"])
         if not prose.strip():
             raise RegistryError(
@@ -265,13 +258,14 @@ class _Reader:
             raise RegistryError(
                 self.file, lines["sql"], f"arm {name!r} has no SQL; write its SELECT"
             )
-        weight = float(values["weight"])  # type: ignore[arg-type]
-        if not math.isfinite(weight) or weight < 0:
+        if problem := weight_problem(values["weight"]):
             raise RegistryError(
                 self.file,
                 lines["weight"],
-                f"arm {name!r} has weight {weight_text}; a weight is a finite number >= 0",
+                f"arm {name!r} has weight {shorten(weight_text)}, which is {problem}; "
+                + WEIGHT_RULE,
             )
+        weight = float(values["weight"])  # type: ignore[arg-type]
         return ArmEntry(
             name=name,
             weight=weight,
@@ -299,7 +293,14 @@ class _Reader:
                 return node.value == "True"
             expected = "True or False"
         else:
-            number = _number(node)
+            try:
+                number = _number(node)
+            except (ValueError, SyntaxError):  # past Python's 4,300-digit limit for int()
+                raise self.error(
+                    node,
+                    f"field {key!r} is a {len(self.code(node, 10**6))}-character integer, too "
+                    f"large for a number (Python itself refuses to read it); {WEIGHT_RULE}",
+                ) from None
             if number is not None:
                 return number
             expected = "a number literal"
@@ -322,12 +323,18 @@ def _callee_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _number(node: cst.BaseExpression) -> float | None:
-    """An int or float literal, optionally signed; None for anything else."""
-    sign = 1.0
+def _number(node: cst.BaseExpression) -> int | float | None:
+    """An int or float literal, optionally signed, exactly as Python reads it (a huge integer
+    stays an int: converting it to float here would raise); None for anything else."""
+    sign = 1
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus | cst.Plus):
-        sign = -1.0 if isinstance(node.operator, cst.Minus) else 1.0
+        sign = -1 if isinstance(node.operator, cst.Minus) else 1
         node = node.expression
     if isinstance(node, cst.Integer | cst.Float):
-        return sign * float(node.evaluated_value)
+        return sign * node.evaluated_value
     return None
+
+
+def shorten(text: str, limit: int = 24) -> str:
+    """A literal as it can appear in a one-line message."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"

@@ -285,11 +285,43 @@ def test_arm_name_that_cannot_be_an_sql_identifier(read):
     assert "cannot be part of a SQL identifier" in error.message
 
 
+def test_arm_name_with_a_leading_underscore_is_refused_on_its_own_line(read):
+    error = fails(read, ONE_ARM.replace('name="fts"', 'name="_fts"'))
+
+    assert error.line == 5
+    assert error.message == (
+        "arm name '_fts' cannot be part of a SQL identifier; a name starts with a lower-case "
+        "letter and holds only lower-case letters, digits and _"
+    )
+
+
+def test_the_reader_and_the_assembler_share_one_name_rule(read):
+    from engine.arm_rules import NAME_PATTERN
+
+    for name in ("fts", "title_len", "a1", "_fts", "1fts", "Fts", "title-len", "é"):
+        try:
+            read(ONE_ARM.replace('name="fts"', f'name="{name}"'))
+            accepted = True
+        except RegistryError:
+            accepted = False
+        assert accepted == bool(NAME_PATTERN.fullmatch(name)), name
+
+
+@pytest.mark.parametrize("digits", [401, 5000])
+def test_a_weight_too_large_for_a_number_is_an_error_on_its_line(read, digits):
+    error = fails(read, ONE_ARM.replace("weight=1.0", f"weight=1{'0' * (digits - 1)}"))
+
+    assert error.line == 6
+    assert "too large for a number" in error.message
+    assert error.message.endswith("; a weight is a finite number >= 0")
+    assert len(error.message) < 200
+
+
 def test_negative_weight(read):
     error = fails(read, ONE_ARM.replace("weight=1.0", "weight=-0.5"))
 
     assert error.line == 6
-    assert "weight -0.5; a weight is a finite number >= 0" in error.message
+    assert "weight -0.5, which is negative; a weight is a finite number >= 0" in error.message
 
 
 def test_empty_registry(read):
