@@ -69,6 +69,17 @@ class ArmEntry:
     end_line: int
     #: The line each field's value starts on.
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    #: True when the SQL literal holds its text as written (one string, no escapes), so an
+    #: offset into ``sql`` maps to a line of the file (:meth:`sql_line`).
+    sql_verbatim: bool = field(default=False, compare=False)
+
+    def sql_line(self, offset: int | None = None) -> int:
+        """The file's line of character ``offset`` in ``sql``; the line the SQL starts on when
+        the offset is unknown or the literal does not map onto the file line for line."""
+        start = self.field_lines.get("sql", self.start_line)
+        if offset is None or not self.sql_verbatim:
+            return start
+        return start + self.sql[:offset].count("\n")
 
     @property
     def prose(self) -> str:
@@ -214,6 +225,7 @@ class _Reader:
         values: dict[str, object] = {}
         lines: dict[str, int] = {}
         weight_text = ""
+        sql_verbatim = False
         for arg in node.args:
             if arg.star:
                 raise self.error(
@@ -236,6 +248,8 @@ class _Reader:
             lines[key] = self.line(arg.value)
             if key == "weight":
                 weight_text = self.module.code_for_node(arg.value).strip()
+            if key == "sql":
+                sql_verbatim = _verbatim(arg.value, str(values[key]))
         missing = [key for key in FIELDS if key not in values]
         if missing:
             raise self.error(
@@ -278,6 +292,7 @@ class _Reader:
             start_line=self.line(node),
             end_line=self.end_line(node),
             field_lines=lines,
+            sql_verbatim=sql_verbatim,
         )
 
     def literal(self, key: str, node: cst.BaseExpression) -> object:
@@ -321,6 +336,14 @@ def _callee_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def _verbatim(node: cst.BaseExpression, value: str) -> bool:
+    """Whether a string literal's text between its quotes is exactly ``value``."""
+    if not isinstance(node, cst.SimpleString):
+        return False
+    opening = len(node.prefix) + len(node.quote)
+    return node.value[opening : len(node.value) - len(node.quote)] == value
 
 
 def _number(node: cst.BaseExpression) -> int | float | None:

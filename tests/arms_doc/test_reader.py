@@ -343,3 +343,20 @@ def test_missing_registry_file(tmp_path: Path):
         read_registry(tmp_path / "arms.py", display="src/engine/arms.py")
 
     assert str(caught.value).startswith("src/engine/arms.py: no such file")
+
+
+def test_an_offset_into_triple_quoted_sql_maps_to_its_line_in_the_file(read):
+    text = ONE_ARM.replace('sql="SELECT 1"', 'sql="""\nSELECT 1\nFROM files\n"""')
+
+    (arm,) = read(text).arms
+
+    assert (arm.sql_line(), arm.sql_line(arm.sql.index("FROM"))) == (11, 13)
+
+
+@pytest.mark.parametrize(
+    "literal", ['"SELECT 1\\nFROM files"', '"SELECT 1\\n" "FROM files"'], ids=["escape", "concat"]
+)
+def test_an_offset_into_sql_that_is_not_verbatim_maps_to_the_sql_line(read, literal):
+    (arm,) = read(ONE_ARM.replace('sql="SELECT 1"', f"sql={literal}")).arms
+
+    assert arm.sql_line(arm.sql.index("FROM")) == 11
