@@ -72,7 +72,7 @@ def test_search_explain_json_shows_sql_and_replayable_params(example_store):
     )
     assert data["sql"].startswith("WITH")
     assert data["params"][3].startswith("<float32[384]")
-    assert data["params"][4] == '["episodic"]'
+    assert data["params"][6] == '["episodic"]'
 
 
 def test_search_human_output_lists_rank_title_and_path(example_store):
