@@ -20,9 +20,10 @@ import apsw
 import click
 
 from engine import state as state_plane
-from engine.db import IndexMissing, open_index_reader
+from engine.db import IndexMissing
 from engine.embedder import EmbedderError
 from engine.errors import DatabaseError, Problem
+from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeError, ScopeSpec
@@ -301,23 +302,6 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
     return key, full
 
 
-def content_hash_of(store: Store, key: str) -> str | None:
-    """The indexed content hash of ``key``, which lets its state row follow a rename; best
-    effort, so a missing, damaged or busy index never stops a memory being read or
-    reinforced."""
-    try:
-        conn = open_index_reader(store.index_path)
-    except (IndexMissing, DatabaseError):
-        return None
-    try:
-        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (key,)).fetchone()
-        return row[0] if row else None
-    except apsw.Error:
-        return None
-    finally:
-        conn.close()
-
-
 @cli.command()
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory and its access record.")
@@ -357,7 +341,8 @@ def count_read(store: Store, key: str) -> tuple[state_plane.Access, bool]:
     then not counted, with a warning naming what is read-only (any other failure is an
     error: a full disk or a damaged state.db needs fixing, not a shrug)."""
     try:
-        return state_plane.record_access(store, key, content_hash_of(store, key)), True
+        known = indexed_content_hash(store.index_path, key)
+        return state_plane.record_access(store, key, known), True
     except DatabaseError as exc:
         if exc.problem is not Problem.READ_ONLY:
             raise
@@ -380,7 +365,8 @@ def reinforce(ctx: click.Context, path: str, outcome: str, as_json: bool) -> Non
     store = get_store(ctx)
     key, _ = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
-        access = state_plane.reinforce(store, key, int(outcome), content_hash_of(store, key))
+        known = indexed_content_hash(store.index_path, key)
+        access = state_plane.reinforce(store, key, int(outcome), known)
     if as_json:
         emit(
             {
