@@ -20,6 +20,7 @@ import apsw
 import click
 
 from engine import state as state_plane
+from engine.arms import ARMS
 from engine.db import IndexMissing
 from engine.embedder import EmbedderError
 from engine.errors import DatabaseError, Problem
@@ -186,11 +187,8 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @scope_options
 @click.option("--no-vector", is_flag=True, help="Lexical search: skip the semantic arm.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option(
-    "--explain",
-    is_flag=True,
-    help="Show each arm's rank and contribution per hit, and the SQL with its values.",
-)
+@click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
+@click.option("--sql", "show_sql", is_flag=True, help="Show the SQL statement and its values.")
 @click.pass_context
 def search_command(
     ctx: click.Context,
@@ -205,33 +203,59 @@ def search_command(
     no_vector: bool,
     as_json: bool,
     explain: bool,
+    show_sql: bool,
 ) -> None:
     """Search the store for QUERY.
 
     One SQL statement fuses the full-text, semantic, recency and salience rankings. Archived
     memories and tasks are out of scope unless asked for (--include-archived, --kind task).
-    Prints rank, title, path and a snippet; which arms ran (and why any dropped) goes to
-    stderr. Exit code 1 when nothing is found.
+    Prints rank, title, path and a snippet. A ranking that could not run, and a degraded
+    search, are named on stderr with the reason; a normal search prints nothing there. Exit
+    code 1 when nothing is found.
 
     \b
     Examples:
       memsift search "staging database port"
       memsift search "flaky tests" --kind episodic --since 2026-09-01 --explain
       memsift search "rotation" --tag infra --json
+      memsift search "rotation" --sql
     """
     store = get_store(ctx)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
         result = search(store, query, limit=limit, scope=spec, use_vector=not no_vector)
     if as_json:
-        emit(result.to_json(explain=explain))
+        # Every hit carries its arms' ranks and contributions; --sql adds the statement.
+        emit(result.to_json(explain=show_sql))
     else:
-        print_result(result, explain)
+        print_result(result, explain, show_sql)
+        for line in search_account(result, asked_off=vector_arms() if no_vector else set()):
+            click.echo(click.style(f"memsift: {printable(line)}", dim=True), err=True)
     if not result.hits:
         ctx.exit(1)
 
 
-def print_result(result: SearchResult, explain: bool) -> None:
+#: How the stderr lines name an arm; an arm not listed is called by its registry name.
+ARM_WORDS = {"fts": "full-text ranking", "vector": "semantic ranking"}
+
+
+def vector_arms() -> set[str]:
+    """The arms --no-vector turns off: those that need a query vector."""
+    return {arm.name for arm in ARMS if arm.needs_query_vector}
+
+
+def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
+    """What a user must know about how a search ran, one line each, in the user's words: that
+    it was degraded, every ranking that could not run and why, and the notes. Nothing for a
+    normal search, nor for an arm the user turned off on this command line."""
+    lines = ["search degraded: results may be weaker than usual"] if result.degraded else []
+    for name, why in result.arms_dropped.items():
+        if name not in asked_off:
+            lines.append(f"{ARM_WORDS.get(name, f'{name} ranking')} off: {why}")
+    return lines + result.notes
+
+
+def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
     for number, hit in enumerate(result.hits, 1):
         title, path = printable(hit.title), printable(hit.path)
         click.echo(click.style(f"{number:>2}. {title}", bold=True) + f"  [{path}]")
@@ -243,17 +267,9 @@ def print_result(result: SearchResult, explain: bool) -> None:
             click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
     if not result.hits:
         click.echo("no results" + (" (the scope holds no memories)" if result.empty_scope else ""))
-    status = f"arms: {', '.join(result.arms_fired) or 'none'}"
-    if result.fts_form:
-        status += f"; fts form: {result.fts_form}"
-    for name, why in result.arms_dropped.items():
-        status += f"; {name} dropped: {why}"
-    if result.degraded:
-        status += "; DEGRADED"
-    click.echo(click.style(printable(status), dim=True), err=True)
-    for note in result.notes:
-        click.echo(click.style(f"note: {printable(note)}", dim=True), err=True)
-    if explain and result.sql:
+    if show_sql and not result.sql:
+        click.echo("\n-- no SQL statement ran: every ranking was off")
+    elif show_sql:
         click.echo("\n-- SQL (bind these values in order: ?1, ?2, ...)")
         click.echo(printable(result.sql, multiline=True))
         values = json.dumps([shown_param(p) for p in result.params], ensure_ascii=False)

@@ -89,8 +89,8 @@ def test_search_escapes_titles_paths_and_snippets(hostile):
     assert "[evil\\x1b]0;pwned\\x07.md]" in zebra.stdout
 
 
-def test_search_escapes_its_stderr_notes_and_explain_values(hostile):
-    result = run(hostile, "search", "deploy", "--tag", f"{TITLE_ATTACK}\u202e", "--explain")
+def test_search_escapes_its_stderr_notes_and_sql_values(hostile):
+    result = run(hostile, "search", "deploy", "--tag", f"{TITLE_ATTACK}\u202e", "--sql")
     assert result.exit_code == 1
     assert_clean(result.stdout + result.stderr)
     assert "\\x1b]0;pwned\\x07\\u202e" in result.stderr  # the empty-scope note quotes the tag
