@@ -13,6 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -479,8 +480,11 @@ def eval_command(
     """Score search quality on a BEIR-layout set (or a folder of sets).
 
     The corpus is written to a temporary store, indexed and searched through the normal code
-    path; nDCG@10, MRR@10, Recall@5 and Recall@10 are computed with ir-measures.
+    path; nDCG@10, MRR@10, Recall@5 and Recall@10 are computed with ir-measures, which comes
+    with the eval extra (pip install 'memsift[eval]').
     """
+    if find_spec("ir_measures") is None:  # before indexing anything for nothing
+        fail("memsift eval needs the eval extra: pip install 'memsift[eval]'")
     from engine.evaluate import DatasetError, evaluate
 
     chosen = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
