@@ -244,6 +244,7 @@ class Setting:
     relative: bool = False  # does it read "yesterday", "last week"?
     k: int = 60
     fts_variant: str = "file"
+    vector_variant: str = "vector"
     fusion: str = "rrf"  # or "score": a convex combination of normalised arm scores
     candidates: int = CANDIDATES
 
@@ -291,7 +292,7 @@ def fuse(store: StoreRuns, query: QueryRuns, s: Setting) -> list[tuple[str, floa
     lists = {
         name: fts_list(query, s.fts_variant)[: s.candidates]
         if name == "fts"
-        else query.arms[name][: s.candidates]
+        else query.arms[s.vector_variant][: s.candidates]
         for name, weight in weights.items()
         if weight > 0
     }
@@ -301,16 +302,16 @@ def fuse(store: StoreRuns, query: QueryRuns, s: Setting) -> list[tuple[str, floa
         for name, hits in lists.items():
             for rank, (doc, _) in enumerate(hits, 1):
                 scores[doc] += weights[name] / (s.k + rank)
-    else:  # convex combination; cosine is already bounded, bm25 is min-max normalised
+    else:  # convex combination of theoretical-min-max normalised scores (Bruch et al.)
         for name, hits in lists.items():
             if not hits:
                 continue
             raw = np.array([v for _, v in hits])
             if name == "fts":
-                raw = -raw
+                raw = -raw  # bm25 >= 0 once negated; its maximum is the best seen
                 lo, hi = 0.0, raw.max()
             else:
-                lo, hi = raw.min(), 1.0
+                lo, hi = -1.0, raw.max()  # cosine >= -1
             norm = (raw - lo) / (hi - lo) if hi > lo else np.ones_like(raw)
             for (doc, _), value in zip(hits, norm, strict=True):
                 scores[doc] += weights[name] * float(value)
@@ -368,7 +369,12 @@ LEVERS = {
     "temporal prior 1.0": Setting(time=1.0),
     "temporal prior 1.0 + relative": Setting(time=1.0, relative=True),
     "k=20": Setting(k=20),
+    "vector: text without title": Setting(vector_variant="vector:text"),
+    "vector: with previous memory": Setting(vector_variant="vector:prev"),
     "score fusion (convex, 0.5/0.5)": Setting(fusion="score", recency=0.0),
+    "score fusion (convex, 0.3 fts)": Setting(fusion="score", fts=0.3, vector=0.7, recency=0.0),
+    "score fusion (convex, 0.2 fts)": Setting(fusion="score", fts=0.2, vector=0.8, recency=0.0),
+    "candidates 100": Setting(candidates=100),
     "only fts": Setting(vector=0.0, recency=0.0),
     "only vector": Setting(fts=0.0, recency=0.0),
 }
@@ -381,6 +387,43 @@ def levers(work: Path) -> None:
     for label, setting in LEVERS.items():
         row = [score_set(sets[n], setting) for n in names]
         print(f"{label:<34}" + "".join(f"{v:>14.4f}" for v in row))
+
+
+def context_texts(corpus: list[dict[str, str]], mode: str) -> list[str]:
+    """What to embed per corpus row: its text alone, or with the row before it (by event
+    time) as context, for short memories such as chat messages."""
+    if mode == "text":
+        return [row["text"] for row in corpus]
+    order = sorted(range(len(corpus)), key=lambda i: (corpus[i]["event_at"], i))
+    previous: dict[int, int | None] = {}
+    for position, index in enumerate(order):
+        previous[index] = order[position - 1] if position else None
+    out = []
+    for index, row in enumerate(corpus):
+        before = previous[index]
+        context = corpus[before]["text"] if before is not None and mode == "prev" else ""
+        out.append(f"{context}\n{row['text']}" if context else row["text"])
+    return out
+
+
+def revector(work: Path, name: str, modes: list[str]) -> None:
+    """Add vector-arm lists computed from other embedded texts (``vector:<mode>``)."""
+    embedder = default_embedder()
+    path = work / f"{name}.pkl"
+    stores: list[StoreRuns] = pickle.loads(path.read_bytes())
+    folders = {f.name: f for f in set_groups(DATA, []).get(name, [])}
+    for st in stores:
+        data = load_set(folders[st.name])
+        ids = [row["_id"] for row in data.corpus]
+        qvecs = embedder.embed([q.text[:MAX_EMBED_QUERY_CHARS] for q in st.queries])
+        for mode in modes:
+            matrix = embedder.embed(context_texts(data.corpus, mode))
+            sims = qvecs @ matrix.T
+            for q, row in zip(st.queries, sims, strict=True):
+                order = np.argsort(-row, kind="stable")[:DEPTH]
+                q.arms[f"vector:{mode}"] = [(ids[i], float(row[i])) for i in order]
+        print(f"{name}/{st.name}: {', '.join(modes)}", file=sys.stderr)
+    path.write_bytes(pickle.dumps(stores))
 
 
 def all_terms_matched(query: QueryRuns) -> bool:
@@ -425,7 +468,7 @@ def grid() -> list[Setting]:
         (20, 40, 60),
         ("file", "chunk"),
     ):
-        out.append(Setting(fts, 1.0, recency, time_w, k, variant))
+        out.append(Setting(fts=fts, recency=recency, time=time_w, k=k, fts_variant=variant))
     return out
 
 
@@ -448,7 +491,7 @@ def tune(work: Path, exclude: list[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("extract", "levers", "tune", "abstention"))
+    parser.add_argument("command", choices=("extract", "levers", "tune", "abstention", "revector"))
     parser.add_argument("--exclude", nargs="*", default=[], help="sets left out of tuning")
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--only", nargs="*", help="extract only these sets")
@@ -458,6 +501,7 @@ def main() -> int:
     commands: dict[str, Callable[[], None]] = {
         "extract": lambda: extract(args.work, args.only, args.extra),
         "levers": lambda: levers(args.work),
+        "revector": lambda: revector(args.work, args.only[0], ["text", "prev"]),
         "abstention": lambda: abstention(args.work),
         "tune": lambda: tune(args.work, args.exclude),
     }

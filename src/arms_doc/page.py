@@ -12,6 +12,7 @@ from pathlib import Path
 
 from arms_doc.checks import Finding, quality_findings
 from arms_doc.measured import buys_context
+from arms_doc.prepare import check_statements
 from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import Registry, read_registry
 from arms_doc.render import render_page
@@ -41,11 +42,13 @@ def generate_page(
 
     ``results`` feed the "What each arm buys" section; ``measured_link`` is the Measured
     page's path relative to this page, for a link to it. Raises
-    :class:`arms_doc.reader.RegistryError` for a registry that cannot be read.
+    :class:`arms_doc.reader.RegistryError` for a registry that cannot be read, or whose SQL
+    SQLite refuses to prepare.
     """
     registry = read_registry(path, variable, display=display)
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
+    check_statements(registry)
     context = page_context(registry, statements, git_info(path), link_template)
     context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
     return GeneratedPage(render_page(context), registry, findings)

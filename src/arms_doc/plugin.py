@@ -4,8 +4,9 @@ and :mod:`arms_doc.measured` (the Measured page).
 ``on_files`` reads the benchmark results and the registry, logs the registry's quality
 findings and any stale results file as warnings (so ``--strict`` fails on them) and adds both
 generated pages; ``on_serve`` watches the registry and the results folder so ``mkdocs serve``
-re-renders the pages when they change. A registry or a results file that cannot be read stops
-the build with a :class:`~mkdocs.exceptions.PluginError` naming its file and line.
+re-renders the pages when they change. A registry or a results file that cannot be read, or a
+registry whose SQL SQLite refuses to prepare (:mod:`arms_doc.prepare`), stops the build with a
+:class:`~mkdocs.exceptions.PluginError` naming its file and line.
 """
 
 from __future__ import annotations

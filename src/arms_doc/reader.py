@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
+
+from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
 FIELDS = (
@@ -33,9 +33,6 @@ FIELDS = (
 )
 STRING_FIELDS = frozenset({"name", "prose", "sql"})
 BOOL_FIELDS = frozenset({"needs_query_vector", "needs_state_plane", "needs_query_terms"})
-
-#: An arm's name becomes part of SQL identifiers (``arm_<name>``, ``<name>_rank``).
-NAME_PATTERN = re.compile(r"[a-z_][a-z0-9_]*\Z")
 
 
 class RegistryError(Exception):
@@ -72,6 +69,17 @@ class ArmEntry:
     end_line: int
     #: The line each field's value starts on.
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    #: True when the SQL literal holds its text as written (one string, no escapes), so an
+    #: offset into ``sql`` maps to a line of the file (:meth:`sql_line`).
+    sql_verbatim: bool = field(default=False, compare=False)
+
+    def sql_line(self, offset: int | None = None) -> int:
+        """The file's line of character ``offset`` in ``sql``; the line the SQL starts on when
+        the offset is unknown or the literal does not map onto the file line for line."""
+        start = self.field_lines.get("sql", self.start_line)
+        if offset is None or not self.sql_verbatim:
+            return start
+        return start + self.sql[:offset].count("\n")
 
     @property
     def prose(self) -> str:
@@ -217,6 +225,7 @@ class _Reader:
         values: dict[str, object] = {}
         lines: dict[str, int] = {}
         weight_text = ""
+        sql_verbatim = False
         for arg in node.args:
             if arg.star:
                 raise self.error(
@@ -239,6 +248,8 @@ class _Reader:
             lines[key] = self.line(arg.value)
             if key == "weight":
                 weight_text = self.module.code_for_node(arg.value).strip()
+            if key == "sql":
+                sql_verbatim = _verbatim(arg.value, str(values[key]))
         missing = [key for key in FIELDS if key not in values]
         if missing:
             raise self.error(
@@ -247,13 +258,9 @@ class _Reader:
                 f"{', '.join(FIELDS)}",
             )
         name = str(values["name"])
-        if not NAME_PATTERN.match(name):
-            raise RegistryError(
-                self.file,
-                lines["name"],
-                f"arm name {name!r} cannot be part of a SQL identifier; use lower-case "
-                "letters, digits and _",
-            )
+        # The engine's own rules, so the page and the assembler accept the same entries.
+        if problem := name_problem(name):
+            raise RegistryError(self.file, lines["name"], problem)
         prose = str(values["prose"])
         if not prose.strip():
             raise RegistryError(
@@ -265,13 +272,14 @@ class _Reader:
             raise RegistryError(
                 self.file, lines["sql"], f"arm {name!r} has no SQL; write its SELECT"
             )
-        weight = float(values["weight"])  # type: ignore[arg-type]
-        if not math.isfinite(weight) or weight < 0:
+        if problem := weight_problem(values["weight"]):
             raise RegistryError(
                 self.file,
                 lines["weight"],
-                f"arm {name!r} has weight {weight_text}; a weight is a finite number >= 0",
+                f"arm {name!r} has weight {shorten(weight_text)}, which is {problem}; "
+                + WEIGHT_RULE,
             )
+        weight = float(values["weight"])  # type: ignore[arg-type]
         return ArmEntry(
             name=name,
             weight=weight,
@@ -284,6 +292,7 @@ class _Reader:
             start_line=self.line(node),
             end_line=self.end_line(node),
             field_lines=lines,
+            sql_verbatim=sql_verbatim,
         )
 
     def literal(self, key: str, node: cst.BaseExpression) -> object:
@@ -299,7 +308,14 @@ class _Reader:
                 return node.value == "True"
             expected = "True or False"
         else:
-            number = _number(node)
+            try:
+                number = _number(node)
+            except (ValueError, SyntaxError):  # past Python's 4,300-digit limit for int()
+                raise self.error(
+                    node,
+                    f"field {key!r} is a {len(self.code(node, 10**6))}-character integer, too "
+                    f"large for a number (Python itself refuses to read it); {WEIGHT_RULE}",
+                ) from None
             if number is not None:
                 return number
             expected = "a number literal"
@@ -322,12 +338,26 @@ def _callee_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _number(node: cst.BaseExpression) -> float | None:
-    """An int or float literal, optionally signed; None for anything else."""
-    sign = 1.0
+def _verbatim(node: cst.BaseExpression, value: str) -> bool:
+    """Whether a string literal's text between its quotes is exactly ``value``."""
+    if not isinstance(node, cst.SimpleString):
+        return False
+    opening = len(node.prefix) + len(node.quote)
+    return node.value[opening : len(node.value) - len(node.quote)] == value
+
+
+def _number(node: cst.BaseExpression) -> int | float | None:
+    """An int or float literal, optionally signed, exactly as Python reads it (a huge integer
+    stays an int: converting it to float here would raise); None for anything else."""
+    sign = 1
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus | cst.Plus):
-        sign = -1.0 if isinstance(node.operator, cst.Minus) else 1.0
+        sign = -1 if isinstance(node.operator, cst.Minus) else 1
         node = node.expression
     if isinstance(node, cst.Integer | cst.Float):
-        return sign * float(node.evaluated_value)
+        return sign * node.evaluated_value
     return None
+
+
+def shorten(text: str, limit: int = 24) -> str:
+    """A literal as it can appear in a one-line message."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"

@@ -6,6 +6,7 @@ time, instead of an empty spot on the page.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from functools import cache
 
@@ -33,6 +34,15 @@ def fence(text: str, language: str = "") -> str:
     return f"{ticks}{language}\n{text}\n{ticks}"
 
 
+def escape_html(text: object) -> str:
+    """Text that Markdown shows as written: ``<``, ``>`` and ``&`` as entities.
+
+    For names and numbers the page prints (arm names, weights, result labels). An arm's prose
+    is Markdown written in trusted code and goes to the page as it is, HTML included.
+    """
+    return html.escape(str(text), quote=False)
+
+
 def cell(text: object) -> str:
     """Text safe inside a Markdown table cell: one line, pipes escaped."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -57,6 +67,7 @@ def environment() -> Environment:
     env.filters["yes_no"] = yes_no
     env.filters["fence"] = fence
     env.filters["cell"] = cell
+    env.filters["html"] = escape_html
     env.filters["slug"] = slug
     return env
 

@@ -8,8 +8,12 @@ from the same file in the same build, even when the plugin is pointed at a modif
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from arms_doc.reader import Registry, RegistryError
+
+if TYPE_CHECKING:
+    from engine.arms import Arm
 
 
 @dataclass(frozen=True)
@@ -43,22 +47,10 @@ def assemble_statements(registry: Registry) -> Statements:
     Both use the default scope (no archived memories, no tasks), as a search without scope
     options does.
     """
-    from engine.arms import Arm
     from engine.assemble import RRF_K, AssemblyError, Available, assemble
     from engine.scope import ScopeSpec, build_scope
 
-    arms = [
-        Arm(
-            name=entry.name,
-            weight=entry.weight,
-            needs_query_vector=entry.needs_query_vector,
-            needs_state_plane=entry.needs_state_plane,
-            needs_query_terms=entry.needs_query_terms,
-            prose=entry.raw_prose,
-            sql=entry.sql,
-        )
-        for entry in registry.arms
-    ]
+    arms = engine_arms(registry)
     scope_sql = build_scope(ScopeSpec()).sql
     variants = {
         "full": ("Every input present", Available()),
@@ -86,3 +78,21 @@ def assemble_statements(registry: Registry) -> Statements:
         full=built["full"],
         lexical_floor=built["lexical-floor"],
     )
+
+
+def engine_arms(registry: Registry) -> list[Arm]:
+    """The engine's ``Arm`` records for the entries read from the registry file."""
+    from engine.arms import Arm
+
+    return [
+        Arm(
+            name=entry.name,
+            weight=entry.weight,
+            needs_query_vector=entry.needs_query_vector,
+            needs_state_plane=entry.needs_state_plane,
+            needs_query_terms=entry.needs_query_terms,
+            prose=entry.raw_prose,
+            sql=entry.sql,
+        )
+        for entry in registry.arms
+    ]

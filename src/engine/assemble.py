@@ -19,17 +19,16 @@ present (:func:`bound_prefix`).
 
 from __future__ import annotations
 
-import math
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
 from engine.arms import ARMS, Arm
 
 RRF_K = 60
 _PLACEHOLDER = re.compile(r"\?(\d+)")
-_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -67,11 +66,19 @@ def missing_input(arm: Arm, available: Available) -> str | None:
 
 def weight_literal(name: str, weight: float) -> str:
     """A weight as a SQL numeric literal; only finite, non-negative numbers are accepted."""
-    if isinstance(weight, bool) or not isinstance(weight, int | float):
-        raise AssemblyError(f"arm {name!r}: weight must be a number, got {weight!r}")
-    if not math.isfinite(weight) or weight < 0:
-        raise AssemblyError(f"arm {name!r}: weight must be finite and >= 0, got {weight!r}")
+    if problem := weight_problem(weight):
+        raise AssemblyError(f"arm {name!r}: weight {shown(weight)} is {problem}; {WEIGHT_RULE}")
     return repr(float(weight))
+
+
+def shown(value: object, limit: int = 24) -> str:
+    """A value as it can appear in a one-line message (an integer of more than 4,300 digits
+    cannot even be printed by default)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return "an integer of thousands of digits"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def assemble(
@@ -88,8 +95,8 @@ def assemble(
     """
     names = [arm.name for arm in arms]
     for name in names:
-        if not _IDENTIFIER.fullmatch(name):
-            raise AssemblyError(f"arm name {name!r} must be a lower-case SQL identifier")
+        if problem := name_problem(name):
+            raise AssemblyError(problem)
     if len(set(names)) != len(names):
         raise AssemblyError(f"arm names must be unique, got {', '.join(names)}")
     weights = dict(weights or {})

@@ -187,6 +187,13 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
 )
 @scope_options
 @click.option("--no-vector", is_flag=True, help="Lexical search: skip the semantic arm.")
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Answer nothing when no memory holds every query word and none is this similar to "
+    "the query (default: [limits] min_similarity, 0.25; 0 always answers).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
 @click.option("--sql", "show_sql", is_flag=True, help="Show the SQL statement and its values.")
@@ -202,6 +209,7 @@ def search_command(
     until: str | None,
     include_archived: bool,
     no_vector: bool,
+    min_similarity: float | None,
     as_json: bool,
     explain: bool,
     show_sql: bool,
@@ -224,7 +232,14 @@ def search_command(
     store = get_store(ctx)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
-        result = search(store, query, limit=limit, scope=spec, use_vector=not no_vector)
+        result = search(
+            store,
+            query,
+            limit=limit,
+            scope=spec,
+            use_vector=not no_vector,
+            min_similarity=min_similarity,
+        )
     if as_json:
         # Every hit carries its arms' ranks and contributions; --sql adds the statement.
         emit(result.to_json(explain=show_sql))
@@ -267,7 +282,10 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
             ]
             click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
     if not result.hits:
-        click.echo("no results" + (" (the scope holds no memories)" if result.empty_scope else ""))
+        why = " (the scope holds no memories)" if result.empty_scope else ""
+        if result.abstained:
+            why = " (nothing close enough to be an answer)"
+        click.echo("no results" + why)
     if show_sql and not result.sql:
         click.echo("\n-- no SQL statement ran: every ranking was off")
     elif show_sql:

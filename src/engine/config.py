@@ -24,6 +24,8 @@ from engine.arms import ARMS
 from engine.embedder import DEFAULT_MODEL
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+#: The abstention floor, calibrated on the evaluation sets (benchmarks/fusion_lab.py abstention).
+DEFAULT_MIN_SIMILARITY = 0.25
 
 
 class ConfigError(ValueError):
@@ -48,6 +50,14 @@ def model_name(value: object) -> str | None:
         return 'must be a string: a model name, or "none"'
     if not value.strip():
         return 'must not be empty; write "none" for a lexical store'
+    return None
+
+
+def similarity_floor(value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "must be a number between 0 and 1 (not a boolean or a string)"
+    if not 0 <= float(value) <= 1:
+        return "must be between 0 and 1 (0 never abstains)"
     return None
 
 
@@ -101,6 +111,15 @@ SETTINGS: tuple[Setting, ...] = (
         "Files larger than this many bytes are skipped with a reason.",
         positive_bytes,
     ),
+    Setting(
+        "limits",
+        "min_similarity",
+        "number in [0, 1]",
+        str(DEFAULT_MIN_SIMILARITY),
+        "A search answers nothing when no memory holds every query word and none is this "
+        "similar to the query; 0 always answers.",
+        similarity_floor,
+    ),
 )
 
 SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
@@ -113,6 +132,7 @@ class Config:
     weights: dict[str, float] = field(default_factory=dict)
     model: str | None = DEFAULT_MODEL
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    min_similarity: float = DEFAULT_MIN_SIMILARITY
 
 
 def load_config(path: Path) -> Config:
@@ -135,6 +155,7 @@ def load_config(path: Path) -> Config:
         weights={name: float(value) for name, value in weights.items()},
         model=None if model == "none" else model,
         max_file_bytes=data.get("limits", {}).get("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
+        min_similarity=float(data.get("limits", {}).get("min_similarity", DEFAULT_MIN_SIMILARITY)),
     )
 
 

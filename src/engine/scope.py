@@ -4,11 +4,17 @@ A scope is built once per search and pasted into every arm's ``{scope}`` slot, s
 return a memory the others hide. The default exclusions (archived memories, tasks) are literals
 in the SQL; everything a caller supplies is bound at ``?5`` and up, never interpolated, so a
 value with quotes, ``%``, ``_`` or SQL in it matches only itself.
+
+A list of values (kinds, tags) is bound as ONE value, a JSON array, and read back with
+``json_each``. The SQL therefore has the same shape and depth for one tag as for ten thousand:
+a condition per value would nest one subquery per tag into every arm, and SQLite refuses such
+a statement long before the list gets long (about a hundred tags).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 
@@ -39,10 +45,12 @@ class ScopeSpec:
     include_archived: bool = False
 
     def describe(self) -> str:
-        parts = [f"kind={','.join(self.kinds)}"] if self.kinds else []
-        parts += [f"tag={t}" for t in self.tags]
+        """One short line for people: long lists and long values are cut (a scope may hold
+        ten thousand tags or a 100 kB prefix, and this line ends up in notes and errors)."""
+        parts = [f"kind={','.join(shown_list(self.kinds, 'kinds'))}"] if self.kinds else []
+        parts += [f"tag={t}" for t in shown_list(self.tags, "tags")]
         if self.path_prefix:
-            parts.append(f"path-prefix={self.path_prefix}")
+            parts.append(f"path-prefix={shown(self.path_prefix)}")
         if self.since:
             parts.append(f"since={self.since}")
         if self.until:
@@ -50,6 +58,23 @@ class ScopeSpec:
         if self.include_archived:
             parts.append("include-archived")
         return " ".join(parts) or "default (no archived memories, no tasks)"
+
+
+#: How many values of a list, and how many characters of a value, ``describe`` shows.
+SHOWN_VALUES = 5
+SHOWN_CHARS = 60
+
+
+def shown(value: str) -> str:
+    return value if len(value) <= SHOWN_CHARS else value[: SHOWN_CHARS - 1] + "…"
+
+
+def shown_list(values: tuple[str, ...], noun: str) -> list[str]:
+    """The first few values, then how many more there are (as the last item)."""
+    out = [shown(value) for value in values[:SHOWN_VALUES]]
+    if len(values) > SHOWN_VALUES:
+        out[-1] += f" (+{len(values) - SHOWN_VALUES:,} more {noun})"
+    return out
 
 
 @dataclass(frozen=True)
@@ -86,11 +111,22 @@ def build_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
         clauses.append("f.archived = 0")
     kinds = list(dict.fromkeys(k.strip().lower() for k in spec.kinds))
     if kinds:
-        clauses.append(f"f.kind IN ({', '.join(slot(k) for k in kinds)})")
+        clauses.append(f"f.kind IN (SELECT value FROM json_each({slot(json_list(kinds))}))")
     else:
         clauses.append("f.kind IS NOT 'task'")
-    for tag in dict.fromkeys(t.strip().lower() for t in spec.tags):
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each(f.tags) AS t WHERE t.value = {slot(tag)})")
+    tags = list(dict.fromkeys(t.strip().lower() for t in spec.tags))
+    if tags:
+        # Every wanted tag is among the memory's: as many of its distinct tags are wanted as
+        # there are (distinct) wanted tags. The wanted set does not depend on the row, so
+        # SQLite builds its lookup once per statement and each row costs only its own tags;
+        # asking "is each wanted tag among this row's?" instead would cost wanted x own tags
+        # per row (minutes for ten thousand tags).
+        wanted = slot(json_list(tags))
+        clauses.append(
+            "(SELECT count(DISTINCT t.value) FROM json_each(f.tags) AS t "
+            f"WHERE t.value IN (SELECT value FROM json_each({wanted}))) "
+            f"= json_array_length({wanted})"
+        )
     if spec.path_prefix:
         prefix = slot(spec.path_prefix)
         clauses.append(f"substr(f.path, 1, length({prefix})) = {prefix}")
@@ -101,3 +137,12 @@ def build_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
         until = moment_bound(spec.until, end_of_day=True, name="until")
         clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(until)}")
     return Scope("(" + " AND ".join(clauses) + ")", tuple(values))
+
+
+def json_list(values: list[str]) -> str:
+    """Values as a JSON array for ``json_each``: one bound value whatever their number.
+
+    ``ensure_ascii=False`` writes text as it is, the way the indexer writes ``files.tags``, so
+    both sides of a comparison are decoded by the same ``json_each``.
+    """
+    return json.dumps(values, ensure_ascii=False)

@@ -53,6 +53,8 @@ class Hit:
     score: float
     snippet: str
     arms: dict[str, ArmHit]
+    #: Cosine similarity of the memory's closest chunk to the query (None: no query vector).
+    similarity: float | None = None
 
 
 @dataclass
@@ -70,6 +72,10 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     sql: str = ""
     params: tuple[object, ...] = ()
+    #: True when nothing found clears the similarity floor: the hits were withheld as noise.
+    abstained: bool = False
+    #: The best similarity among the hits found (withheld or not), when there was a vector.
+    best_similarity: float | None = None
 
     def to_json(self, *, explain: bool = False) -> dict[str, object]:
         out: dict[str, object] = {
@@ -82,6 +88,7 @@ class SearchResult:
                     "event_at": h.event_at,
                     "score": h.score,
                     "snippet": h.snippet,
+                    "similarity": h.similarity,
                     "arms": {
                         name: {"rank": a.rank, "contribution": a.contribution}
                         for name, a in h.arms.items()
@@ -95,6 +102,8 @@ class SearchResult:
             "degraded": self.degraded,
             "scope": self.scope,
             "empty_scope": self.empty_scope,
+            "abstained": self.abstained,
+            "best_similarity": self.best_similarity,
             "notes": self.notes,
         }
         if explain:
@@ -233,10 +242,12 @@ def search(
     embedder: Embedder | None = None,
     candidate_limit: int = CANDIDATE_LIMIT,
     weights: dict[str, float] | None = None,
+    min_similarity: float | None = None,
 ) -> SearchResult:
     """Search ``store`` for ``query``; see the module docstring for what the result reports.
 
     ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
+    ``min_similarity`` replaces the configured abstention floor (0 never abstains).
     One call opens and closes the index; for many searches keep a :class:`Searcher`.
     """
     with Searcher(store, embedder=embedder) as searcher:
@@ -247,6 +258,7 @@ def search(
             use_vector=use_vector,
             candidate_limit=candidate_limit,
             weights=weights,
+            min_similarity=min_similarity,
         )
 
 
@@ -303,6 +315,7 @@ class Searcher:
         use_vector: bool = True,
         candidate_limit: int = CANDIDATE_LIMIT,
         weights: dict[str, float] | None = None,
+        min_similarity: float | None = None,
     ) -> SearchResult:
         """Search for ``query``; the same options and result as :func:`search`."""
         if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
@@ -327,6 +340,7 @@ class Searcher:
                 embedder=self._embedder,
                 candidate_limit=candidate_limit,
                 weights=weights,
+                min_similarity=config.min_similarity if min_similarity is None else min_similarity,
             )
 
 
@@ -342,6 +356,7 @@ def run_search(
     embedder: Embedder | None,
     candidate_limit: int,
     weights: dict[str, float] | None,
+    min_similarity: float = 0.0,
 ) -> SearchResult:
     """One search on an open connection (the state plane attached when ``has_state``)."""
     query = clean_text(query)
@@ -399,10 +414,36 @@ def run_search(
     rows = conn.execute(assembly.sql, params).fetchall()
     weight_of = {a.name: (weights or config.weights).get(a.name, a.weight) for a in assembly.fired}
     result.hits = make_hits(conn, rows, assembly.fired, weight_of, terms, vector)
-    if not result.hits and not scope_has_files(conn, built):
+    abstain(result, min_similarity)
+    if not result.hits and not result.abstained and not scope_has_files(conn, built):
         result.empty_scope = True
         result.notes.append(f"no memory is in scope ({spec.describe()})")
     return result
+
+
+def abstain(result: SearchResult, floor: float) -> None:
+    """Withhold the hits when none of them is an answer: no memory holds every content word
+    of the query (the all-terms form did not bind) and none is as similar to it as the floor.
+
+    The fused score cannot say this: it is made of ranks, and the semantic arm always has a
+    nearest neighbour to rank first, so nonsense gets a top hit with the same score as a real
+    answer. Similarity is absolute. The floor is calibrated on the evaluation sets (see the
+    Measured page): below it, a top hit is almost never relevant. Without a query vector there
+    is no similarity to judge by, and nothing is withheld."""
+    similarities = [h.similarity for h in result.hits if h.similarity is not None]
+    if not similarities:
+        return
+    result.best_similarity = max(similarities)
+    if result.fts_form == "all" or result.best_similarity >= floor:
+        return
+    withheld = len(result.hits)
+    result.hits = []
+    result.abstained = True
+    result.notes.append(
+        f"no answer: no memory holds every query word and the closest is "
+        f"{result.best_similarity:.2f} similar, under the floor of {floor:.2f} "
+        f"({withheld} weaker hit(s) withheld; --min-similarity 0 shows them)"
+    )
 
 
 def clean_text(text: str) -> str:
@@ -438,8 +479,21 @@ def make_hits(conn, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type
             if rank is not None
         }
         snippet = snippet_for(chunks.get(file_id, []), pattern, vector)
-        hits.append(Hit(path, title, kind, event_at, score, snippet, arms))
+        similarity = best_similarity(chunks.get(file_id, []), vector)
+        hits.append(Hit(path, title, kind, event_at, score, snippet, arms, similarity))
     return hits
+
+
+def best_similarity(chunks: list[tuple[str, bytes | None]], vector: bytes | None) -> float | None:
+    """Cosine similarity of the closest chunk (vectors are unit length, so a dot product)."""
+    blobs = [blob for _, blob in chunks if blob is not None]
+    if vector is None or not blobs:
+        return None
+    query = np.frombuffer(vector, dtype="<f4")
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    if matrix.shape[1] != query.shape[0]:
+        return None
+    return round(float((matrix @ query).max()), 4)
 
 
 def hit_chunks(

@@ -168,3 +168,15 @@ def test_a_quick_run_is_flagged(tmp_path: Path):
 def test_the_template_refuses_a_missing_name():
     with pytest.raises(UndefinedError):
         render_measured({"folder": "r"})
+
+
+def test_arm_names_from_a_results_file_are_escaped_on_the_measured_page(tmp_path: Path):
+    document = fixture_document("quality.json")
+    for figures in document["sets"].values():
+        figures["ablation"]["only <img src=x>"] = figures["ablation"]["only fts"]
+    (tmp_path / "quality.json").write_text(json.dumps(document), encoding="utf-8")
+    results = load_results(tmp_path, display="benchmarks/results", registry_sha256="0" * 64)
+
+    page = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+
+    assert ("<img" in page, "| &lt;img src=x&gt; alone |" in page) == (False, True)

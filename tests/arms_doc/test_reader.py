@@ -285,11 +285,43 @@ def test_arm_name_that_cannot_be_an_sql_identifier(read):
     assert "cannot be part of a SQL identifier" in error.message
 
 
+def test_arm_name_with_a_leading_underscore_is_refused_on_its_own_line(read):
+    error = fails(read, ONE_ARM.replace('name="fts"', 'name="_fts"'))
+
+    assert error.line == 5
+    assert error.message == (
+        "arm name '_fts' cannot be part of a SQL identifier; a name starts with a lower-case "
+        "letter and holds only lower-case letters, digits and _"
+    )
+
+
+def test_the_reader_and_the_assembler_share_one_name_rule(read):
+    from engine.arm_rules import NAME_PATTERN
+
+    for name in ("fts", "title_len", "a1", "_fts", "1fts", "Fts", "title-len", "é"):
+        try:
+            read(ONE_ARM.replace('name="fts"', f'name="{name}"'))
+            accepted = True
+        except RegistryError:
+            accepted = False
+        assert accepted == bool(NAME_PATTERN.fullmatch(name)), name
+
+
+@pytest.mark.parametrize("digits", [401, 5000])
+def test_a_weight_too_large_for_a_number_is_an_error_on_its_line(read, digits):
+    error = fails(read, ONE_ARM.replace("weight=1.0", f"weight=1{'0' * (digits - 1)}"))
+
+    assert error.line == 6
+    assert "too large for a number" in error.message
+    assert error.message.endswith("; a weight is a finite number >= 0")
+    assert len(error.message) < 200
+
+
 def test_negative_weight(read):
     error = fails(read, ONE_ARM.replace("weight=1.0", "weight=-0.5"))
 
     assert error.line == 6
-    assert "weight -0.5; a weight is a finite number >= 0" in error.message
+    assert "weight -0.5, which is negative; a weight is a finite number >= 0" in error.message
 
 
 def test_empty_registry(read):
@@ -311,3 +343,20 @@ def test_missing_registry_file(tmp_path: Path):
         read_registry(tmp_path / "arms.py", display="src/engine/arms.py")
 
     assert str(caught.value).startswith("src/engine/arms.py: no such file")
+
+
+def test_an_offset_into_triple_quoted_sql_maps_to_its_line_in_the_file(read):
+    text = ONE_ARM.replace('sql="SELECT 1"', 'sql="""\nSELECT 1\nFROM files\n"""')
+
+    (arm,) = read(text).arms
+
+    assert (arm.sql_line(), arm.sql_line(arm.sql.index("FROM"))) == (11, 13)
+
+
+@pytest.mark.parametrize(
+    "literal", ['"SELECT 1\\nFROM files"', '"SELECT 1\\n" "FROM files"'], ids=["escape", "concat"]
+)
+def test_an_offset_into_sql_that_is_not_verbatim_maps_to_the_sql_line(read, literal):
+    (arm,) = read(ONE_ARM.replace('sql="SELECT 1"', f"sql={literal}")).arms
+
+    assert arm.sql_line(arm.sql.index("FROM")) == 11

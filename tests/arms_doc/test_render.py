@@ -75,3 +75,37 @@ def test_a_registry_without_docstring_has_no_why_section(tmp_path: Path):
 
     assert "Why the arms are data" not in generated.markdown
     assert [finding.line for finding in generated.findings] == [1]
+
+
+HOSTILE_NAME = "<img src=x onerror=alert(1)>"
+
+
+def test_arm_names_and_weights_are_escaped_wherever_the_page_prints_them():
+    from arms_doc.measured import buys_context
+    from arms_doc.page import page_context
+    from arms_doc.reader import read_registry
+    from arms_doc.statements import assemble_statements
+
+    registry = read_registry(SNAPSHOT_REGISTRY)
+    context = page_context(registry, assemble_statements(registry), None, None)
+    context["buys"] = buys_context(None, [arm.name for arm in registry.arms], None)
+    context["arms"][0].update(name=HOSTILE_NAME, weight="<b>1.0</b>")
+    context["full"]["fired"] = [HOSTILE_NAME]
+    context["full"]["dropped"] = {HOSTILE_NAME: "<i>why</i>"}
+
+    page = render_page(context)
+
+    assert ("<img" in page, "<b>" in page, "<i>" in page) == (False, False, False)
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 5
+    assert "| &lt;b&gt;1.0&lt;/b&gt; |" in page
+
+
+def test_prose_is_trusted_markdown_and_keeps_its_html(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    registry = tmp_path / "arms.py"
+    text = SNAPSHOT_REGISTRY.read_text(encoding="utf-8")
+    registry.write_text(text.replace("The lexical arm", "The <em>lexical</em> arm", 1), "utf-8")
+
+    page = generate_page(registry, display="src/engine/arms.py").markdown
+
+    assert "> The <em>lexical</em> arm" in page

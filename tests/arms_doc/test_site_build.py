@@ -142,6 +142,77 @@ def test_a_broken_registry_stops_the_build_naming_file_and_line(site: Site, capl
     assert not (site.root / "site" / "reference" / "rrf-arms" / "index.html").exists()
 
 
+RECENCY_FILTER = "WHERE {scope} AND f.path IN (SELECT path FROM candidates)\n)"
+RECENCY_HEAD = "SELECT path, rank() OVER (ORDER BY moment DESC) AS rank\nFROM ("
+
+#: name: (text in the snapshot registry, its hostile replacement, the text on the line the
+#: error must name, how the error must start after "arms-doc: src/engine/arms.py:LINE: ").
+HOSTILE_REGISTRIES = {
+    "a misspelt keyword": (
+        RECENCY_HEAD,
+        RECENCY_HEAD.replace("SELECT", "SELEKT"),
+        "SELEKT",
+        """arm 'recency' makes SQL that SQLite refuses: near "SELEKT": syntax error""",
+    ),
+    "a bare placeholder": (
+        RECENCY_FILTER,
+        RECENCY_FILTER.replace("candidates)", "candidates) AND f.size > ?"),
+        "f.size > ?",
+        "arm 'recency' uses a bare `?`, which the engine never binds",
+    ),
+    "a named placeholder": (
+        RECENCY_FILTER,
+        RECENCY_FILTER.replace("candidates)", "candidates) AND f.size > :evil"),
+        ":evil",
+        "arm 'recency' uses the named placeholder `:evil`, which the engine never binds",
+    ),
+    "an injected DROP TABLE": (
+        RECENCY_FILTER,
+        RECENCY_FILTER.replace("candidates)", "candidates))); DROP TABLE files; --"),
+        "))); DROP TABLE",
+        """arm 'recency' makes SQL that SQLite refuses: near ";": syntax error""",
+    ),
+    "a DROP TABLE after a complete statement": (
+        RECENCY_HEAD,
+        "SELECT path, 1 AS rank FROM candidates) SELECT 1; DROP TABLE files; --\nFROM (",
+        "SELECT 1; DROP TABLE",
+        "arm 'recency' ends the statement early: a `;` leaves `DROP TABLE files; --",
+    ),
+    "a 401-digit weight": (
+        "weight=0.5,",
+        f"weight=1{'0' * 400},",
+        "weight=1000",
+        "arm 'recency' has weight 10000000000000000000000… (401 characters), which is too "
+        "large for a number; a weight is a finite number >= 0",
+    ),
+    "a name with a leading underscore": (
+        'name="recency"',
+        'name="_recency"',
+        'name="_recency"',
+        "arm name '_recency' cannot be part of a SQL identifier",
+    ),
+}
+
+
+@pytest.mark.parametrize("hostile", list(HOSTILE_REGISTRIES))
+def test_a_hostile_registry_fails_the_strict_build_naming_the_arm_and_its_line(
+    site: Site, caplog, hostile
+):
+    old, new, on_line, message = HOSTILE_REGISTRIES[hostile]
+    text = site.registry.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    text = text.replace(old, new)
+    site.registry.write_text(text, encoding="utf-8")
+    line = text[: text.index(on_line)].count("\n") + 1
+
+    with pytest.raises(Abort, match="BuildError"):
+        site.build()
+
+    assert f"arms-doc: src/engine/arms.py:{line}: {message}" in caplog.text
+    assert "Traceback" not in caplog.text
+    assert not (site.root / "site" / "reference" / "rrf-arms" / "index.html").exists()
+
+
 def test_a_duplicate_arm_stops_the_build(site: Site, caplog):
     text = site.registry.read_text(encoding="utf-8")
     site.registry.write_text(text.replace('name="vector"', 'name="fts"'), encoding="utf-8")

@@ -470,3 +470,14 @@ def test_arm_name_that_is_not_an_identifier_is_refused():
 def test_duplicate_arm_names_are_refused():
     with pytest.raises(AssemblyError, match="unique"):
         assemble(Available(), arms=[ARMS[0], ARMS[0]])
+
+
+def test_arm_name_with_a_leading_underscore_is_refused_by_the_shared_rule():
+    with pytest.raises(AssemblyError, match="'_recency' cannot be part of a SQL identifier"):
+        assemble(Available(), arms=[replace(ARMS[0], name="_recency")])
+
+
+@pytest.mark.parametrize("digits", [401, 5000])
+def test_weight_too_large_for_a_float_is_an_assembly_error_not_an_overflow(digits):
+    with pytest.raises(AssemblyError, match=r"'recency': weight .* is too large for a number"):
+        assemble(ALL, weights={"recency": 10**digits})

@@ -72,7 +72,7 @@ def test_search_sql_json_shows_sql_and_replayable_params(example_store):
     )
     assert data["sql"].startswith("WITH")
     assert data["params"][3].startswith("<float32[384]")
-    assert data["params"][4] == "episodic"
+    assert data["params"][4] == '["episodic"]'
 
 
 def test_search_explain_json_adds_no_sql(example_store):

@@ -34,23 +34,37 @@ def test_include_archived_drops_the_archived_literal():
     assert build_scope(ScopeSpec(include_archived=True)) == Scope("(f.kind IS NOT 'task')", ())
 
 
-def test_kinds_are_bound_from_placeholder_5():
+def test_kinds_are_bound_at_placeholder_5_as_one_json_array():
     scope = build_scope(ScopeSpec(kinds=("episodic", "semantic")))
-    assert scope == Scope("(f.archived = 0 AND f.kind IN (?5, ?6))", ("episodic", "semantic"))
+    assert scope == Scope(
+        "(f.archived = 0 AND f.kind IN (SELECT value FROM json_each(?5)))",
+        ('["episodic", "semantic"]',),
+    )
 
 
 def test_kinds_are_lower_cased_stripped_and_deduplicated():
-    assert build_scope(ScopeSpec(kinds=(" Task", "task", "TASK "))).values == ("task",)
+    assert build_scope(ScopeSpec(kinds=(" Task", "task", "TASK "))).values == ('["task"]',)
 
 
 def test_naming_kinds_replaces_the_task_exclusion():
     assert "'task'" not in build_scope(ScopeSpec(kinds=("task",))).sql
 
 
-def test_each_tag_is_a_required_condition():
+def test_tags_are_bound_at_one_placeholder_as_one_json_array():
     scope = build_scope(ScopeSpec(tags=("Infra", "staging")))
-    assert scope.sql.count("EXISTS (SELECT 1 FROM json_each(f.tags)") == 2
-    assert (placeholders(scope.sql), scope.values) == ([5, 6], ("infra", "staging"))
+    assert (placeholders(scope.sql), scope.values) == ([5, 5], ('["infra", "staging"]',))
+
+
+def test_tags_bound_as_json_keep_non_ascii_text_as_written():
+    assert build_scope(ScopeSpec(tags=("Café",))).values == ('["café"]',)
+
+
+@pytest.mark.parametrize("count", [1, 2, 107, 10_000])
+def test_the_sql_of_a_scope_does_not_grow_with_the_number_of_values(count):
+    many = ScopeSpec(
+        kinds=tuple(f"k{i}" for i in range(count)), tags=tuple(f"t{i}" for i in range(count))
+    )
+    assert build_scope(many).sql == build_scope(ScopeSpec(kinds=("k",), tags=("t",))).sql
 
 
 def test_path_prefix_is_one_value_used_twice():
@@ -73,11 +87,10 @@ def test_placeholders_are_numbered_in_order_kinds_tags_prefix_since_until():
             until="2026-01-31",
         )
     )
-    assert placeholders(scope.sql) == [5, 6, 7, 8, 8, 9, 10]
+    assert placeholders(scope.sql) == [5, 6, 6, 7, 7, 8, 9]
     assert scope.values == (
-        "episodic",
-        "infra",
-        "db",
+        '["episodic"]',
+        '["infra", "db"]',
         "work/",
         "2026-01-01 00:00:00",
         "2026-01-31 23:59:59",
@@ -86,7 +99,7 @@ def test_placeholders_are_numbered_in_order_kinds_tags_prefix_since_until():
 
 def test_first_placeholder_can_be_moved():
     scope = build_scope(ScopeSpec(kinds=("a",), tags=("b",)), first=9)
-    assert placeholders(scope.sql) == [9, 10]
+    assert placeholders(scope.sql) == [9, 10, 10]
 
 
 HOSTILE_VALUES = [
@@ -107,8 +120,8 @@ HOSTILE_VALUES = [
 def test_caller_values_are_bound_never_interpolated(field, value):
     spec = ScopeSpec(**{field: value if field == "path_prefix" else (value,)})
     scope = build_scope(spec)
-    bound = value if field == "path_prefix" else value.lower()
-    assert (bound in scope.values, bound in scope.sql) == (True, False)
+    bound = value if field == "path_prefix" else json.dumps([value.lower()], ensure_ascii=False)
+    assert (bound in scope.values, value in scope.sql) == (True, False)
 
 
 def test_sql_of_a_scope_does_not_depend_on_its_values():
@@ -363,3 +376,82 @@ def test_arbitrary_window_text_is_a_scope_error_or_a_valid_scope(index, since, u
 
 def test_until_a_compact_date_includes_the_whole_day():
     assert build_scope(ScopeSpec(until="20261021")).values == ("2026-10-21 23:59:59",)
+
+
+# --- any number of values ------------------------------------------------------------------
+
+
+def fresh_index(*files: tuple[str, str | None, tuple[str, ...]]) -> apsw.Connection:
+    """An index holding ``(path, kind, tags)`` rows and nothing else."""
+    conn = connect(":memory:")
+    conn.execute(INDEX_SCHEMA)
+    for path, kind, tags in files:
+        add_file(conn, path, kind=kind, tags=tags)
+    return conn
+
+
+MANY = 10_000
+
+
+def test_ten_thousand_kinds_match_any_of_them(index):
+    kinds = (*(f"kind-{i}" for i in range(MANY - 1)), "person")
+    assert in_scope(index, ScopeSpec(kinds=kinds)) == ["person.md"]
+
+
+def test_more_kinds_than_sqlite_has_placeholders_for_still_match(index):
+    kinds = (*(f"kind-{i}" for i in range(40_000)), "person")  # SQLite allows 32,766 ?N
+    assert in_scope(index, ScopeSpec(kinds=kinds)) == ["person.md"]
+
+
+def test_ten_thousand_tags_are_all_required():
+    wanted = tuple(f"tag-{i}" for i in range(MANY))
+    conn = fresh_index(("all.md", "semantic", wanted), ("all-but-one.md", "semantic", wanted[1:]))
+    assert in_scope(conn, ScopeSpec(tags=wanted)) == ["all.md"]
+
+
+def test_ten_thousand_tags_nobody_holds_give_an_empty_scope(index):
+    assert in_scope(index, ScopeSpec(tags=tuple(f"tag-{i}" for i in range(MANY)))) == []
+
+
+def test_a_100_kilobyte_path_prefix_matches_only_the_path_it_starts():
+    long_path = "p" * 100_000 + ".md"
+    conn = fresh_index((long_path, "semantic", ()), ("p.md", "semantic", ()))
+    assert in_scope(conn, ScopeSpec(path_prefix="p" * 100_000)) == [long_path]
+
+
+def test_describe_shows_the_first_values_of_a_long_list_and_counts_the_rest():
+    spec = ScopeSpec(kinds=tuple(f"k{i}" for i in range(MANY)), tags=("a", "b", "c", "d", "e", "f"))
+    assert spec.describe() == (
+        "kind=k0,k1,k2,k3,k4 (+9,995 more kinds) tag=a tag=b tag=c tag=d tag=e (+1 more tags)"
+    )
+
+
+def test_describe_cuts_a_long_path_prefix():
+    assert ScopeSpec(path_prefix="x" * 100_000).describe() == f"path-prefix={'x' * 59}…"
+
+
+SMALL_TEXT = st.sampled_from(["a", "A", " a ", "b", "%", "_", "'", "\\", "\x00", "é", "task"])
+TEXT = SMALL_TEXT | st.text(max_size=4)
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(
+    files=st.lists(st.tuples(st.none() | TEXT, st.lists(TEXT, max_size=3)), max_size=6),
+    kinds=st.lists(TEXT, max_size=4),
+    tags=st.lists(TEXT, max_size=4),
+)
+def test_kinds_match_any_and_tags_match_all_exactly_as_written(files, kinds, tags):
+    stored = [
+        (f"{n}.md", kind, tuple(dict.fromkeys(t.strip().lower() for t in file_tags)))
+        for n, (kind, file_tags) in enumerate(files)
+    ]
+    wanted_kinds = {k.strip().lower() for k in kinds}
+    wanted_tags = {t.strip().lower() for t in tags}
+    expected = sorted(
+        path
+        for path, kind, file_tags in stored
+        if (kind in wanted_kinds if wanted_kinds else kind != "task")
+        and wanted_tags <= set(file_tags)
+    )
+    conn = fresh_index(*stored)
+    assert in_scope(conn, ScopeSpec(kinds=tuple(kinds), tags=tuple(tags))) == expected

@@ -47,7 +47,7 @@ def test_dropped_vector_arm_leaves_other_placeholders_numbered(indexed):
     result = search(store, "alpha", use_vector=False, scope=ScopeSpec(kinds=("semantic",)))
     assert "?4" not in result.sql
     assert all(f"?{n}" in result.sql for n in (1, 2, 3, 5))
-    assert result.params == ('"alpha"', 40, 10, None, "semantic")
+    assert result.params == ('"alpha"', 40, 10, None, '["semantic"]')
 
 
 def test_bound_tuple_stops_at_the_highest_placeholder(indexed):

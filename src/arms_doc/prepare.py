@@ -1,0 +1,230 @@
+"""Ask SQLite whether every statement a search can assemble from the registry will run.
+
+Reading the registry proves that its values are literals; only SQLite can tell whether the SQL
+in them compiles. So the build makes an empty index with the engine's own DDL (``index.db``'s
+schema, the sqlite-vec table, ``state.db`` attached as ``state`` the way a search attaches it)
+and PREPARES, never runs, the statement of every combination of arms a search can fire (a
+store's configuration may drop any arm by weighting it 0), with the default scope and with a
+scope that uses every option. A statement SQLite refuses, a second statement after a ``;``,
+a statement that writes, or a placeholder no search binds (a bare ``?``, a named ``:evil``, a
+number past the scope's) stops the build, naming the arm and its line.
+
+Only the first statement of a string is ever prepared, and nothing is ever stepped: apsw's
+``query_info`` stops at the exec tracer, which apsw calls after preparing and before running.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arms_doc.reader import ArmEntry, Registry, RegistryError
+from arms_doc.statements import engine_arms
+
+if TYPE_CHECKING:
+    import apsw
+
+    from engine.arms import Arm
+
+#: Up to this many arms, every combination is prepared (2^8 - 1 = 255 statements per scope).
+EXHAUSTIVE_ARMS = 8
+#: The placeholders a search binds besides the scope's (?5 and up).
+ENGINE_PLACEHOLDERS = 4
+ARM_PLACEHOLDERS = "?1 (FTS query text), ?2 (candidate limit) or ?4 (query vector)"
+#: A placeholder number put in front of the statement: SQLite numbers a bare ``?`` one past
+#: the highest number seen so far, so after this one a bare ``?`` can never hide in a gap.
+PROBE = 1000
+#: The width of the empty vector table; the SQL does not depend on it.
+PROBE_DIM = 8
+
+_WITH = re.compile(r"\s*WITH\s", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why SQLite (or the engine's binding) would refuse a statement.
+
+    ``message`` follows "arm 'x' ..." ; ``where`` finds the spot in the arm's SQL, when it
+    occurs there exactly once, or at its first occurrence when ``first`` (a ``;`` ends the
+    statement where it first appears).
+    """
+
+    message: str
+    where: re.Pattern[str] | None = None
+    first: bool = False
+
+
+def check_statements(registry: Registry) -> None:
+    """Prepare every statement the registry's arms can make; RegistryError on the first one
+    SQLite or the engine's binding would refuse, at the line of the arm that breaks it."""
+    from engine.assemble import AssemblyError, Available, assemble
+    from engine.scope import ScopeSpec, build_scope
+
+    arms = engine_arms(registry)
+    entries = {entry.name: entry for entry in registry.arms}
+    every_option = ScopeSpec(
+        kinds=("semantic", "episodic"),
+        tags=("infra",),
+        path_prefix="people/",
+        since="2026-01-01",
+        until="2026-12-31",
+    )
+    scopes = (
+        ("a search without scope options", build_scope(ScopeSpec())),
+        ("a search with every scope option", build_scope(every_option)),
+    )
+    with empty_index() as conn:
+        for combination in combinations(arms):
+            # An arm weighted 0 in the registry can be weighted back in by a store's config.
+            weights = {arm.name: 1.0 for arm in combination if arm.weight == 0}
+            for label, scope in scopes:
+                try:
+                    sql = assemble(Available(), scope.sql, arms=combination, weights=weights).sql
+                except AssemblyError as exc:
+                    raise RegistryError(
+                        registry.file, registry.line, f"cannot assemble: {exc}"
+                    ) from None
+                problem = statement_problem(conn, sql, ENGINE_PLACEHOLDERS + len(scope.values))
+                if problem is not None:
+                    # Smaller combinations passed, so the last arm added is the one that breaks.
+                    culprit = entries[combination[-1].name]
+                    others = [arm.name for arm in combination[:-1]]
+                    raise RegistryError(
+                        registry.file,
+                        problem_line(culprit, problem),
+                        blame(culprit.name, others, label, problem),
+                    )
+
+
+def blame(name: str, others: Sequence[str], label: str, problem: Problem) -> str:
+    company = f" (assembled with {', '.join(others)})" if others else ""
+    return (
+        f"arm {name!r}{company} {problem.message} (the statement of {label}, prepared "
+        "against an empty index, never run)"
+    )
+
+
+def problem_line(arm: ArmEntry, problem: Problem) -> int:
+    """The line of the problem's spot in the arm's SQL, else the line its SQL starts on."""
+    if problem.where is not None:
+        found = list(problem.where.finditer(arm.sql))
+        if len(found) == 1 or (found and problem.first):
+            return arm.sql_line(found[0].start())
+    return arm.sql_line()
+
+
+def combinations(arms: Sequence[Arm]) -> Iterator[list[Arm]]:
+    """Every non-empty combination of arms, smallest first, each in registry order; with more
+    than EXHAUSTIVE_ARMS arms: each arm alone, all but one, and all."""
+    count = len(arms)
+    if count <= EXHAUSTIVE_ARMS:
+        sizes: Iterator[tuple[int, ...]] = itertools.chain.from_iterable(
+            itertools.combinations(range(count), size) for size in range(1, count + 1)
+        )
+    else:
+        sizes = itertools.chain(
+            ((i,) for i in range(count)),
+            itertools.combinations(range(count), count - 1),
+            [tuple(range(count))],
+        )
+    for chosen in sizes:
+        yield [arms[i] for i in chosen]
+
+
+def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | None:
+    """What is wrong with ``sql`` when a search binds ``?1`` to ``?bound``, or None.
+
+    The statement is prepared, never stepped, and only its first statement is prepared.
+    """
+    import apsw
+    import apsw.ext
+
+    try:
+        info = apsw.ext.query_info(conn, sql)
+    except apsw.Error as exc:
+        return refused(exc)
+    rest = (info.query_remaining or "").strip()
+    if rest:
+        shown = " ".join(rest.split())
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        return Problem(
+            f"ends the statement early: a `;` leaves `{shown}` as a second statement (never "
+            "run here); an arm's SQL is one SELECT without `;`",
+            re.compile(";"),
+            first=True,
+        )
+    if not info.is_readonly:
+        return Problem("makes a statement that writes; an arm's SQL only reads")
+    names = apsw.ext.query_info(conn, probed(sql)).bindings_names
+    for number, name in enumerate(names, start=1):
+        if number == PROBE or (name is None and number < PROBE):
+            continue  # the probe itself, or a number no placeholder uses
+        if name is None:
+            return Problem(
+                f"uses a bare `?`, which the engine never binds; use {ARM_PLACEHOLDERS}",
+                re.compile(r"\?(?!\d)"),
+            )
+        if not name.isdigit():
+            where = re.compile(rf"[:@$]{re.escape(name)}(?!\w)")
+            written = where.search(sql)
+            return Problem(
+                f"uses the named placeholder `{written.group(0) if written else name}`, which "
+                f"the engine never binds (it binds numbered ones only); use {ARM_PLACEHOLDERS}",
+                where,
+            )
+        if int(name) > bound:
+            return Problem(
+                f"uses ?{name}, which this search never binds; use {ARM_PLACEHOLDERS}",
+                re.compile(rf"\?{name}(?!\d)"),
+            )
+    return None
+
+
+def refused(exc: Exception) -> Problem:
+    """SQLite's own reason, and the token it names, to find in the arm's SQL."""
+    reason = str(exc)
+    token = re.search(r'near "(.+?)": syntax error|no such \w+: (\S+)', reason)
+    where = None
+    if token:
+        text = token.group(1) or token.group(2)
+        # A word must be a whole word ("files" is not in "filesystem"); punctuation is itself.
+        before = r"(?<!\w)" if re.match(r"\w", text) else ""
+        after = r"(?!\w)" if re.search(r"\w$", text) else ""
+        where = re.compile(before + re.escape(text) + after)
+    return Problem(
+        f"makes SQL that SQLite refuses: {reason}", where, first=reason.startswith('near ";"')
+    )
+
+
+def probed(sql: str) -> str:
+    """``sql`` with an unused CTE naming ?PROBE in front, so a bare ``?`` is numbered past it."""
+    probe = f"memsift_placeholder_probe AS (SELECT ?{PROBE})"
+    head = _WITH.match(sql)
+    if head:
+        return f"{head.group(0)}{probe},\n{sql[head.end() :]}"
+    return f"WITH {probe}\n{sql}"
+
+
+@contextmanager
+def empty_index() -> Iterator[apsw.Connection]:
+    """A connection to an empty index made by the engine's own DDL, the state plane attached
+    the way a search attaches it; in a temporary folder that is removed afterwards."""
+    from engine.db import ensure_vector_table, open_index, open_state
+    from engine.search import attach_state
+
+    with tempfile.TemporaryDirectory(prefix="arms-doc-") as folder:
+        index_path, state_path = Path(folder) / "index.db", Path(folder) / "state.db"
+        conn = open_index(index_path, create=True)
+        try:
+            ensure_vector_table(conn, PROBE_DIM)
+            open_state(state_path).close()
+            attach_state(conn, state_path)
+            yield conn
+        finally:
+            conn.close()
