@@ -26,6 +26,7 @@ from engine.contract import Available, bind, bound_prefix
 from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database, Problem, classify
+from engine.indexdb import vector_coverage
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
 from engine.store import Config, Store, open_store
@@ -144,11 +145,7 @@ def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | Non
         chunks = int(meta.get("chunks") or 0)
         embedded = int(meta.get("embedded_chunks") or 0)
     else:  # an interrupted run: count for real
-        chunks, embedded = conn.execute(
-            "SELECT count(*), count(e.hash) FROM chunks AS c "
-            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-            (embedder.name,),
-        ).fetchone()
+        chunks, embedded = vector_coverage(conn, embedder.name)
     coverage = embedded / chunks if chunks else 1.0
     if coverage >= MIN_VECTOR_COVERAGE:
         return None
