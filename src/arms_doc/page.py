@@ -18,6 +18,7 @@ from arms_doc.reader import Registry, read_registry
 from arms_doc.render import render_page
 from arms_doc.results import Results
 from arms_doc.statements import Statement, Statements, assemble_statements
+from engine.contract import FIRST_SCOPE_PARAM, INPUTS, PARAMS
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,7 @@ def page_context(
         {
             "name": arm.name,
             "weight": arm.weight_text,
-            "needs_query_vector": arm.needs_query_vector,
-            "needs_state_plane": arm.needs_state_plane,
-            "needs_query_terms": arm.needs_query_terms,
+            "needs": list(arm.needs),
             "prose": arm.prose,
             "sql": textwrap.dedent(arm.sql).strip("\n").rstrip(),
             "start_line": arm.start_line,
@@ -89,6 +88,9 @@ def page_context(
         "docstring": (registry.docstring or "").strip(),
         "arms": arms,
         "rrf_k": statements.rrf_k,
+        "inputs": [{"name": i.name, "doc": i.doc, "finds": i.finds} for i in INPUTS],
+        "params": [{"number": p.number, "doc": p.doc, "input": p.input} for p in PARAMS],
+        "first_scope_param": FIRST_SCOPE_PARAM,
         "scope_sql": statements.scope_sql,
         "full": statement_context(statements.full),
         "floor": statement_context(statements.lexical_floor),

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from arms_doc.reader import ArmEntry, Registry, RegistryError
 from arms_doc.statements import engine_arms
+from engine.contract import FIRST_SCOPE_PARAM, PARAMS, described
 
 if TYPE_CHECKING:
     import apsw
@@ -34,9 +35,10 @@ if TYPE_CHECKING:
 
 #: Up to this many arms, every combination is prepared (2^8 - 1 = 255 statements per scope).
 EXHAUSTIVE_ARMS = 8
-#: The placeholders a search binds besides the scope's (?5 and up).
-ENGINE_PLACEHOLDERS = 4
-ARM_PLACEHOLDERS = "?1 (FTS query text), ?2 (candidate limit) or ?4 (query vector)"
+#: The placeholders a search binds besides the scope's (the contract's fixed ones).
+ENGINE_PLACEHOLDERS = FIRST_SCOPE_PARAM - 1
+#: What an arm may use, for messages: the contract's placeholders open to arms.
+ARM_PLACEHOLDERS = described({p.number for p in PARAMS if p.for_arms})
 #: A placeholder number put in front of the statement: SQLite numbers a bare ``?`` one past
 #: the highest number seen so far, so after this one a bare ``?`` can never hide in a gap.
 PROBE = 1000
@@ -69,6 +71,7 @@ def check_statements(registry: Registry) -> None:
 
     arms = engine_arms(registry)
     entries = {entry.name: entry for entry in registry.arms}
+    rule_errors(registry)
     every_option = ScopeSpec(
         kinds=("semantic", "episodic"),
         tags=("infra",),
@@ -101,6 +104,23 @@ def check_statements(registry: Registry) -> None:
                         problem_line(culprit, problem),
                         blame(culprit.name, others, label, problem),
                     )
+
+
+def rule_errors(registry: Registry) -> None:
+    """The engine's registry rules (the assembler's own), each error at its field's line: for
+    a placeholder an arm may not use, the line where the SQL uses it."""
+    from engine.arm_rules import registry_problems
+
+    entries = {entry.name: entry for entry in registry.arms}
+    for problem in registry_problems(registry.arms):
+        if not problem.error:
+            continue
+        entry = entries[problem.arm]
+        line = entry.field_lines.get(problem.field, entry.start_line)
+        used = re.match(r"arm '[^']*' uses \?(\d+)", problem.message)
+        if used and problem.field == "sql":
+            line = problem_line(entry, Problem("", re.compile(rf"\?{used.group(1)}(?!\d)"), True))
+        raise RegistryError(registry.file, line, problem.message)
 
 
 def blame(name: str, others: Sequence[str], label: str, problem: Problem) -> str:

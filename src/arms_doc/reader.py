@@ -20,19 +20,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
+from engine.contract import INPUT_NAMES
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
-FIELDS = (
-    "name",
-    "weight",
-    "needs_query_vector",
-    "needs_state_plane",
-    "needs_query_terms",
-    "prose",
-    "sql",
-)
+FIELDS = ("name", "weight", "needs", "prose", "sql")
 STRING_FIELDS = frozenset({"name", "prose", "sql"})
-BOOL_FIELDS = frozenset({"needs_query_vector", "needs_state_plane", "needs_query_terms"})
+#: Fields holding a tuple of string literals.
+NAMES_FIELDS = frozenset({"needs"})
 
 
 class RegistryError(Exception):
@@ -57,9 +51,8 @@ class ArmEntry:
     weight: float
     #: The weight's source text, printed as written ("1.0" stays "1.0").
     weight_text: str
-    needs_query_vector: bool
-    needs_state_plane: bool
-    needs_query_terms: bool
+    #: The inputs the arm needs (engine.contract.INPUTS), as written.
+    needs: tuple[str, ...]
     #: The prose string exactly as the registry holds it (what ``engine.arms`` sees at runtime).
     raw_prose: str
     #: The SQL string exactly as the registry holds it.
@@ -279,14 +272,20 @@ class _Reader:
                 f"arm {name!r} has weight {shorten(weight_text)}, which is {problem}; "
                 + WEIGHT_RULE,
             )
+        for need in values["needs"]:  # type: ignore[attr-defined]
+            if need not in INPUT_NAMES:
+                raise RegistryError(
+                    self.file,
+                    lines["needs"],
+                    f"arm {name!r} needs {need!r}, which is not an input; the inputs are "
+                    + ", ".join(INPUT_NAMES),
+                )
         weight = float(values["weight"])  # type: ignore[arg-type]
         return ArmEntry(
             name=name,
             weight=weight,
             weight_text=weight_text,
-            needs_query_vector=bool(values["needs_query_vector"]),
-            needs_state_plane=bool(values["needs_state_plane"]),
-            needs_query_terms=bool(values["needs_query_terms"]),
+            needs=tuple(values["needs"]),  # type: ignore[arg-type]
             raw_prose=prose,
             sql=str(values["sql"]),
             start_line=self.line(node),
@@ -303,10 +302,19 @@ class _Reader:
                 if isinstance(value, str):
                     return value
             expected = "a string literal"
-        elif key in BOOL_FIELDS:
-            if isinstance(node, cst.Name) and node.value in ("True", "False"):
-                return node.value == "True"
-            expected = "True or False"
+        elif key in NAMES_FIELDS:
+            if isinstance(node, cst.Tuple | cst.List):
+                names = []
+                for element in node.elements:
+                    item = element.value
+                    if not isinstance(item, cst.SimpleString) or not isinstance(
+                        item.evaluated_value, str
+                    ):
+                        break
+                    names.append(item.evaluated_value)
+                else:
+                    return tuple(names)
+            expected = "a tuple of string literals, e.g. (\"query_terms\",)"
         else:
             try:
                 number = _number(node)

@@ -56,8 +56,10 @@ def assemble_statements(registry: Registry) -> Statements:
     variants = {
         "full": ("Every input present", Available()),
         "lexical-floor": (
-            "The lexical floor: no query vector, no state plane",
-            Available(query_vector=False, state_plane=False, query_terms=True),
+            "The lexical floor: no query vector, no state plane, no time named",
+            Available(
+                {need: "absent" for need in ("query_vector", "state_plane", "query_time")}
+            ),
         ),
     }
     built: dict[str, Statement] = {}
@@ -89,9 +91,7 @@ def engine_arms(registry: Registry) -> list[Arm]:
         Arm(
             name=entry.name,
             weight=entry.weight,
-            needs_query_vector=entry.needs_query_vector,
-            needs_state_plane=entry.needs_state_plane,
-            needs_query_terms=entry.needs_query_terms,
+            needs=entry.needs,
             prose=entry.raw_prose,
             sql=entry.sql,
         )

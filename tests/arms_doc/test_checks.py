@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from arms_doc_testing import src
 
-from arms_doc.checks import MIN_PROSE_WORDS, quality_findings
+from arms_doc.checks import quality_findings
 from arms_doc.reader import parse_registry
+from engine.arm_rules import MIN_PROSE_WORDS
 
 PROSE = " ".join(["word"] * MIN_PROSE_WORDS)
 
@@ -17,9 +18,9 @@ FINDER = f'''
         Arm(
             name="fts",
             weight=1.0,
-            needs_query_vector=False,
-            needs_state_plane=False,
-            needs_query_terms=True,
+            needs=(
+                "query_terms",
+            ),
             prose="{PROSE}",
             sql="SELECT path FROM f WHERE MATCH ?1 AND {{scope}} LIMIT ?2",
         ),
@@ -28,7 +29,7 @@ FINDER = f'''
 
 PRIOR = (
     FINDER.replace('name="fts"', 'name="recency"')
-    .replace("needs_query_terms=True", "needs_query_terms=False")
+    .replace('"query_terms",', "# none: a prior")
     .replace("MATCH ?1 AND {scope} LIMIT ?2", "{scope} AND f.path IN (SELECT path FROM candidates)")
 )
 
@@ -57,7 +58,7 @@ def test_weight_zero_is_a_finding_on_the_weight_line():
     ((line, message),) = findings(FINDER.replace("weight=1.0", "weight=0.0"))
 
     assert line == 6
-    assert "weight 0.0, so every search drops it" in message
+    assert "weight 0, so every search drops it" in message
 
 
 def test_sql_without_the_shared_scope_is_a_finding():
@@ -84,29 +85,28 @@ def test_prior_that_ignores_the_candidates_is_a_finding():
 def test_placeholder_an_arm_may_not_use_is_a_finding(number):
     ((_, message),) = findings(FINDER.replace("LIMIT ?2", f"LIMIT ?2 OFFSET ?{number}"))
 
-    assert f"uses ?{number}; an arm may use only ?1" in message
+    assert f"uses ?{number}: " in message
+    assert "it may use ?1 (the FTS5 query text), ?2 (" in message
 
 
 def test_query_text_without_declaring_query_terms_is_a_finding():
-    text = FINDER.replace("needs_query_terms=True", "needs_query_terms=False").replace(
-        "needs_query_vector=False", "needs_query_vector=True"
-    )
+    text = FINDER.replace('"query_terms",', '"query_vector",')
 
     ((_, message),) = findings(text)
 
-    assert "uses ?1 (FTS query text) but does not declare needs_query_terms=True" in message
+    assert "uses ?1: ?1 belongs to the input 'query_terms', which the arm does not need" in message
 
 
 def test_query_vector_without_declaring_it_is_a_finding():
     ((_, message),) = findings(FINDER.replace("MATCH ?1", "MATCH ?1 AND d(?4)"))
 
-    assert "uses ?4 (query vector) but does not declare needs_query_vector=True" in message
+    assert "uses ?4: ?4 belongs to the input 'query_vector', which the arm does not need" in message
 
 
 def test_state_plane_without_declaring_it_is_a_finding():
     ((_, message),) = findings(FINDER.replace("FROM f", "FROM f JOIN state.access"))
 
-    assert "reads the state plane but does not declare needs_state_plane=True" in message
+    assert "reads the state plane but does not need 'state_plane'" in message
 
 
 def test_registry_without_docstring_is_a_finding_on_line_one():

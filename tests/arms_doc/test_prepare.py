@@ -100,9 +100,9 @@ REGISTRY = '''
         Arm(
             name="words",
             weight=1.0,
-            needs_query_vector=False,
-            needs_state_plane=False,
-            needs_query_terms=True,
+            needs=(
+                "query_terms",
+            ),
             prose="Ranks by words.",
             sql="""
     SELECT f.path AS path, row_number() OVER (ORDER BY f.path) AS rank
@@ -114,9 +114,9 @@ REGISTRY = '''
         Arm(
             name="newest",
             weight=0.5,
-            needs_query_vector=False,
-            needs_state_plane=False,
-            needs_query_terms=False,
+            needs=(
+                # none: a prior
+            ),
             prose="Ranks by time.",
             sql="""
     SELECT path, rank() OVER (ORDER BY f.updated_at DESC) AS rank
@@ -168,11 +168,20 @@ def test_an_arm_weighted_0_is_prepared_too():
     assert failure(text).message.startswith("arm 'newest' makes SQL that SQLite refuses")
 
 
-def test_a_placeholder_past_the_engines_is_caught_in_the_search_without_scope_options():
+def test_a_placeholder_of_an_input_the_arm_does_not_need_is_refused_on_its_line():
     error = failure(REGISTRY.replace("LIMIT ?2\n", "LIMIT ?2 OFFSET ?5\n"))
 
     assert error.line == 15
-    assert error.message.startswith("arm 'words' uses ?5, which this search never binds")
+    assert error.message.startswith(
+        "arm 'words' uses ?5: ?5 belongs to the input 'query_time', which the arm does not need"
+    )
+
+
+def test_a_placeholder_past_the_contracts_is_refused_on_its_line():
+    error = failure(REGISTRY.replace("LIMIT ?2\n", "LIMIT ?2 OFFSET ?9\n"))
+
+    assert error.line == 15
+    assert error.message.startswith("arm 'words' uses ?9: ?9 is not the arm's to use")
 
 
 def test_an_arm_that_needs_another_arms_cte_is_blamed_when_assembled_alone():
@@ -194,5 +203,5 @@ def test_a_failure_in_company_names_the_company():
 def test_every_combination_is_checked_smallest_first():
     names = [[arm.name for arm in combo] for combo in combinations(ARMS)]
 
-    assert names[:4] == [["fts"], ["vector"], ["recency"], ["salience"]]
-    assert (len(names), names[-1]) == (15, ["fts", "vector", "recency", "salience"])
+    assert names[:5] == [["fts"], ["vector"], ["recency"], ["salience"], ["time"]]
+    assert (len(names), names[-1]) == (31, ["fts", "vector", "recency", "salience", "time"])

@@ -16,9 +16,9 @@ ONE_ARM = src('''
         Arm(
             name="fts",
             weight=1.0,
-            needs_query_vector=False,
-            needs_state_plane=False,
-            needs_query_terms=True,
+            needs=(
+                "query_terms",
+            ),
             prose="Ranks by words.",
             sql="SELECT 1",
         ),
@@ -46,21 +46,17 @@ def test_reads_every_field_of_an_arm(read):
     (arm,) = read(ONE_ARM).arms
 
     assert (arm.name, arm.weight, arm.prose, arm.sql) == ("fts", 1.0, "Ranks by words.", "SELECT 1")
-    assert (arm.needs_query_vector, arm.needs_state_plane, arm.needs_query_terms) == (
-        False,
-        False,
-        True,
-    )
+    assert arm.needs == ("query_terms",)
 
 
 def test_reads_arms_in_registry_order(read):
     registry = read(
         """
         ARMS = (
-            Arm(name="b", weight=1, needs_query_vector=False, needs_state_plane=False,
-                needs_query_terms=False, prose="p", sql="s"),
-            Arm(name="a", weight=1, needs_query_vector=False, needs_state_plane=False,
-                needs_query_terms=False, prose="p", sql="s"),
+            Arm(name="b", weight=1, needs=(),
+                prose="p", sql="s"),
+            Arm(name="a", weight=1, needs=(),
+                prose="p", sql="s"),
         )
         """
     )
@@ -219,10 +215,18 @@ def test_f_string_prose_is_not_a_literal(read):
 
 
 def test_literal_of_the_wrong_type(read):
-    error = fails(read, ONE_ARM.replace("needs_query_terms=True", 'needs_query_terms="yes"'))
+    error = fails(read, ONE_ARM.replace('"query_terms",', '"query_terms", 3,'))
 
-    assert error.line == 9
-    assert "field 'needs_query_terms' is `\"yes\"`, not True or False" in error.message
+    assert error.line == 8
+    assert "field 'needs' is `(" in error.message
+    assert "not a tuple of string literals" in error.message
+
+
+def test_a_need_that_is_not_an_input_is_refused_on_its_line(read):
+    error = fails(read, ONE_ARM.replace('"query_terms",', '"query_words",'))
+
+    assert error.line == 8
+    assert "needs 'query_words', which is not an input; the inputs are query_terms" in error.message
 
 
 @pytest.mark.parametrize("prose", ['""', '"   "', '"""\n\n"""'])

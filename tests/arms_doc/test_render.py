@@ -42,16 +42,16 @@ def page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     ).markdown
 
 
-def test_table_has_the_five_columns(page):
+def test_table_has_a_column_per_input_of_the_contract(page):
     assert (
-        "| Arm | Weight | Needs the query vector | Needs the state plane | Needs query terms |"
-        in page
+        "| Arm | Weight | Needs `query_terms` | Needs `query_vector` | Needs `query_time` |"
+        " Needs `state_plane` |" in page
     )
 
 
 def test_table_prints_weights_as_written(page):
-    assert "| [fts](#fts) | 1.0 | no | no | yes |" in page
-    assert "| [recency](#recency) | 0.5 | no | no | no |" in page
+    assert "| [fts](#fts) | 1.0 | yes | no | no | no |" in page
+    assert "| [recency](#recency) | 0.5 | no | no | no | no |" in page
 
 
 def test_each_arm_has_a_heading_and_its_quoted_prose(page):

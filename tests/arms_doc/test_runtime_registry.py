@@ -37,7 +37,7 @@ def test_weights_are_the_runtime_weights(static):
 
 def test_preconditions_are_the_runtime_preconditions(static):
     def needs(arm):
-        return (arm.needs_query_vector, arm.needs_state_plane, arm.needs_query_terms)
+        return tuple(arm.needs)
 
     assert [needs(arm) for arm in static.arms] == [needs(arm) for arm in ARMS]
 
@@ -65,5 +65,5 @@ def test_page_statements_are_the_statements_a_search_runs(static):
     statements = assemble_statements(static)
 
     assert statements.full.sql == assemble(Available(), scope, arms=ARMS).sql
-    floor = Available(query_vector=False, state_plane=False, query_terms=True)
+    floor = Available({n: "absent" for n in ("query_vector", "state_plane", "query_time")})
     assert statements.lexical_floor.sql == assemble(floor, scope, arms=ARMS).sql
