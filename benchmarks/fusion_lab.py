@@ -238,6 +238,9 @@ def ndcg10(ranked: list[str], relevant: dict[str, int]) -> float:
 @dataclass(frozen=True)
 class Setting:
     fts: float = 1.0
+    #: The fts weight when no memory holds every content term (the any-term form bound);
+    #: None: the same as ``fts``.
+    fts_any: float | None = None
     vector: float = 1.0
     recency: float = 0.2
     time: float = 0.0  # the temporal-expression prior
@@ -288,7 +291,10 @@ def fts_list(query: QueryRuns, variant: str) -> list[tuple[str, float]]:
 
 def fuse(store: StoreRuns, query: QueryRuns, s: Setting) -> list[tuple[str, float]]:
     """The fused ranking (doc, score), best first."""
-    weights = {"fts": s.fts, "vector": s.vector}
+    fts_weight = s.fts
+    if s.fts_any is not None and not all_terms_matched(query):
+        fts_weight = s.fts_any
+    weights = {"fts": fts_weight, "vector": s.vector}
     lists = {
         name: fts_list(query, s.fts_variant)[: s.candidates]
         if name == "fts"
@@ -380,13 +386,23 @@ LEVERS = {
 }
 
 
+def has_variants(stores: list[StoreRuns], setting: Setting) -> bool:
+    """Were the lists this setting fuses extracted for this set?"""
+    arms = stores[0].queries[0].arms
+    unit = setting.fts_variant.removesuffix("-tiered")
+    return setting.vector_variant in arms and f"fts:{unit}" in arms
+
+
 def levers(work: Path) -> None:
     sets = load(work)
     names = list(sets)
     print(f"{'lever':<34}" + "".join(f"{n[:13]:>14}" for n in names))
     for label, setting in LEVERS.items():
-        row = [score_set(sets[n], setting) for n in names]
-        print(f"{label:<34}" + "".join(f"{v:>14.4f}" for v in row))
+        row = [
+            f"{score_set(sets[n], setting):>14.4f}" if has_variants(sets[n], setting) else "-"
+            for n in names
+        ]
+        print(f"{label:<34}" + "".join(f"{v:>14}" for v in row))
 
 
 def context_texts(corpus: list[dict[str, str]], mode: str) -> list[str]:
@@ -459,23 +475,52 @@ def abstention(work: Path) -> None:
         print(f"{name:<14}" + "".join(f"{c:>13}" for c in cells))
 
 
-def grid() -> list[Setting]:
+def grid(fusion: str) -> list[Setting]:
+    """The settings tuning chooses among: weighted RRF (weights, k) or a convex combination of
+    normalised scores (the fts share; vector takes the rest), each with the two priors."""
     out = []
-    for fts, recency, time_w, k, variant in itertools.product(
-        (0.6, 0.8, 1.0, 1.25, 1.5),
-        (0.0, 0.05, 0.1, 0.2),
-        (0.0, 0.3, 0.6, 1.0),
-        (20, 40, 60),
-        ("file", "chunk"),
-    ):
-        out.append(Setting(fts=fts, recency=recency, time=time_w, k=k, fts_variant=variant))
+    if fusion == "form":
+        for fts, fts_any, recency, time_w, k in itertools.product(
+            (0.8, 1.0, 1.25, 1.5, 2.0),
+            (0.3, 0.5, 0.7, 0.9, 1.1),
+            (0.0, 0.05, 0.1),
+            (0.0, 0.5, 1.0),
+            (20, 40, 60),
+        ):
+            out.append(Setting(fts=fts, fts_any=fts_any, recency=recency, time=time_w, k=k))
+    elif fusion == "rrf":
+        for fts, recency, time_w, k, variant in itertools.product(
+            (0.6, 0.8, 1.0, 1.25, 1.5),
+            (0.0, 0.05, 0.1, 0.2),
+            (0.0, 0.3, 0.6, 1.0),
+            (20, 40, 60),
+            ("file", "chunk"),
+        ):
+            out.append(Setting(fts=fts, recency=recency, time=time_w, k=k, fts_variant=variant))
+    else:
+        for share, recency, time_w, variant in itertools.product(
+            (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5),
+            (0.0, 0.01, 0.02, 0.05),
+            (0.0, 0.02, 0.05, 0.1),
+            ("file", "chunk"),
+        ):
+            out.append(
+                Setting(
+                    fts=share,
+                    vector=1 - share,
+                    recency=recency,
+                    time=time_w,
+                    fusion="score",
+                    fts_variant=variant,
+                )
+            )
     return out
 
 
-def tune(work: Path, exclude: list[str]) -> None:
+def tune(work: Path, exclude: list[str], fusion: str) -> None:
     """Leave one set out: choose on the others (mean of per-set nDCG@10), score the held one."""
     sets = {n: v for n, v in load(work).items() if n not in exclude}
-    settings = grid()
+    settings = grid(fusion)
     table = {name: [score_set(stores, s) for s in settings] for name, stores in sets.items()}
     names = list(sets)
     for held in names:
@@ -493,6 +538,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("extract", "levers", "tune", "abstention", "revector"))
     parser.add_argument("--exclude", nargs="*", default=[], help="sets left out of tuning")
+    parser.add_argument("--fusion", choices=("rrf", "score", "form"), default="rrf")
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--only", nargs="*", help="extract only these sets")
     parser.add_argument("--extra", nargs="*", type=Path, default=[], help="more set folders")
@@ -503,7 +549,7 @@ def main() -> int:
         "levers": lambda: levers(args.work),
         "revector": lambda: revector(args.work, args.only[0], ["text", "prev"]),
         "abstention": lambda: abstention(args.work),
-        "tune": lambda: tune(args.work, args.exclude),
+        "tune": lambda: tune(args.work, args.exclude, args.fusion),
     }
     commands[args.command]()
     return 0
