@@ -18,6 +18,7 @@ from arms_doc.reader import FIELDS, read_registry
 from arms_doc.statements import assemble_statements
 from engine.arms import ARMS, Arm
 from engine.assemble import Available, assemble
+from engine.fingerprint import ranking
 from engine.scope import ScopeSpec, build_scope
 
 
@@ -66,3 +67,9 @@ def test_page_statements_are_the_statements_a_search_runs(static):
     assert statements.full.sql == assemble(Available(), scope, arms=ARMS).sql
     floor = Available(query_vector=False, state_plane=False, query_terms=True)
     assert statements.lexical_floor.sql == assemble(floor, scope, arms=ARMS).sql
+
+
+def test_the_ranking_read_statically_is_the_one_the_benchmarks_stamp(static):
+    # The benchmarks stamp their results with ranking(engine.arms.ARMS); the docs build
+    # compares it with the ranking of the entries it read. Equal, or every result is stale.
+    assert ranking(static.arms) == ranking(ARMS)
