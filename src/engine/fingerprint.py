@@ -20,21 +20,18 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+#: The inputs an arm may need, by the names a stamp records them under.
+INPUTS = ("query_terms", "query_vector", "state_plane")
+
 
 class RankingArm(Protocol):
     """What an arm must carry to be fingerprinted: ``engine.arms.Arm`` and the docs plugin's
-    statically read entries both do."""
+    statically read entries both do. Its needs are read by :func:`needs_of`."""
 
     @property
     def name(self) -> str: ...
     @property
     def weight(self) -> float: ...
-    @property
-    def needs_query_vector(self) -> bool: ...
-    @property
-    def needs_state_plane(self) -> bool: ...
-    @property
-    def needs_query_terms(self) -> bool: ...
     @property
     def sql(self) -> str: ...
 
@@ -45,9 +42,8 @@ class ArmPrint:
 
     name: str
     weight: float
-    needs_query_vector: bool
-    needs_state_plane: bool
-    needs_query_terms: bool
+    #: The inputs it needs, by name, sorted (they are a set).
+    needs: tuple[str, ...]
     sql_sha256: str
 
 
@@ -80,8 +76,7 @@ class Ranking:
                 changes.append(f"weight of {name} {before[name].weight:g} -> {now[name].weight:g}")
             if now[name].sql_sha256 != before[name].sql_sha256:
                 changes.append(f"SQL of {name}")
-            needs = ("needs_query_vector", "needs_state_plane", "needs_query_terms")
-            if any(getattr(now[name], need) != getattr(before[name], need) for need in needs):
+            if now[name].needs != before[name].needs:
                 changes.append(f"needs of {name}")
         if common != [name for name in before if name in now]:
             changes.append("order of the arms")
@@ -115,9 +110,7 @@ def ranking(
             ArmPrint(
                 name=arm.name,
                 weight=float(arm.weight),
-                needs_query_vector=bool(arm.needs_query_vector),
-                needs_state_plane=bool(arm.needs_state_plane),
-                needs_query_terms=bool(arm.needs_query_terms),
+                needs=needs_of(arm),
                 sql_sha256=hashlib.sha256(arm.sql.encode("utf-8")).hexdigest(),
             )
             for arm in arms
@@ -126,3 +119,14 @@ def ranking(
         embedder_model=DEFAULT_MODEL if embedder_model is None else embedder_model,
         embedder_dim=MINILM_DIM if embedder_dim is None else embedder_dim,
     )
+
+
+def needs_of(arm: object) -> tuple[str, ...]:
+    """The inputs ``arm`` needs, sorted: from a ``needs`` tuple of input names, or from the
+    flags ``needs_query_terms``, ``needs_query_vector`` and ``needs_state_plane``. Both
+    spellings of the same arm give the same value, so moving the registry from one to the
+    other changes no ranking and stales no result."""
+    declared = getattr(arm, "needs", None)
+    if declared is not None:
+        return tuple(sorted(str(need) for need in declared))
+    return tuple(need for need in INPUTS if getattr(arm, f"needs_{need}"))

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 
 from engine.arms import ARMS
 from engine.assemble import RRF_K
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
-from engine.fingerprint import ranking
-
-BASE = ranking(ARMS)
+from engine.fingerprint import needs_of, ranking
 
 
-def with_arm(index: int, **changes: object):
-    arms = list(ARMS)
-    arms[index] = replace(arms[index], **changes)
-    return ranking(arms)
+@dataclass(frozen=True)
+class Entry:
+    """An arm with its needs as names, the way the registry's entries may spell them."""
+
+    name: str
+    weight: float
+    needs: tuple[str, ...]
+    prose: str
+    sql: str
+
+
+ENTRIES = [Entry(arm.name, arm.weight, needs_of(arm), arm.prose, arm.sql) for arm in ARMS]
+BASE = ranking(ENTRIES)
+
+
+def with_entry(index: int, **changes: object):
+    entries = list(ENTRIES)
+    entries[index] = replace(entries[index], **changes)
+    return ranking(entries)
 
 
 def test_the_default_ranking_names_the_engines_constant_and_embedder():
@@ -29,8 +42,13 @@ def test_the_default_ranking_names_the_engines_constant_and_embedder():
     assert [arm.name for arm in BASE.arms] == [arm.name for arm in ARMS]
 
 
+def test_the_registrys_arms_and_entries_spelling_needs_as_names_rank_alike():
+    assert ranking(ARMS) == BASE
+    assert with_entry(0, needs=tuple(reversed(ENTRIES[0].needs))) == BASE
+
+
 def test_an_arms_prose_is_not_part_of_the_ranking():
-    changed = with_arm(0, prose=ARMS[0].prose.replace("the", "teh", 1))
+    changed = with_entry(0, prose=ENTRIES[0].prose.replace("the", "teh", 1))
 
     assert changed == BASE
     assert changed.sha256 == BASE.sha256
@@ -38,41 +56,43 @@ def test_an_arms_prose_is_not_part_of_the_ranking():
 
 
 def test_an_integer_weight_ranks_like_the_same_float():
-    assert with_arm(0, weight=int(ARMS[0].weight)) == with_arm(0, weight=float(ARMS[0].weight))
+    assert with_entry(0, weight=1) == with_entry(0, weight=1.0)
+
+
+def changed_recency(weight: float, **changes: object) -> list[Entry]:
+    return [replace(e, weight=weight, **changes) if e.name == "recency" else e for e in ENTRIES]
 
 
 @pytest.mark.parametrize(
     ("changes", "said"),
     [
-        ({"weight": 0.123}, "weight of {name} {old:g} -> 0.123"),
-        ({"sql": ARMS[2].sql + "\n"}, "SQL of {name}"),
-        ({"needs_state_plane": not ARMS[2].needs_state_plane}, "needs of {name}"),
-        ({"needs_query_terms": not ARMS[2].needs_query_terms}, "needs of {name}"),
-        ({"needs_query_vector": not ARMS[2].needs_query_vector}, "needs of {name}"),
+        ({"weight": 0.123}, "weight of recency 0.2 -> 0.123"),
+        ({"sql": "SELECT 1"}, "SQL of recency"),
+        ({"needs": ("state_plane",)}, "needs of recency"),
     ],
 )
 def test_a_change_to_an_arms_ranking_fields_is_named(changes, said):
-    arm = ARMS[2]
-    changed = with_arm(2, **changes)
+    before = ranking(changed_recency(0.2))
+    changed = ranking(changed_recency(**{"weight": 0.2, **changes}))
 
-    assert changed != BASE and changed.sha256 != BASE.sha256
-    assert changed.changes_since(BASE) == [said.format(name=arm.name, old=arm.weight)]
+    assert changed != before and changed.sha256 != before.sha256
+    assert changed.changes_since(before) == [said]
 
 
 def test_a_new_arm_a_removed_arm_and_a_new_order_are_named():
-    added = ranking([*ARMS, replace(ARMS[0], name="graph")])
-    removed = ranking(ARMS[:-1])
-    reordered = ranking([ARMS[1], ARMS[0], *ARMS[2:]])
+    added = ranking([*ENTRIES, replace(ENTRIES[0], name="graph")])
+    removed = ranking(ENTRIES[:-1])
+    reordered = ranking([ENTRIES[1], ENTRIES[0], *ENTRIES[2:]])
 
     assert added.changes_since(BASE) == ["arm graph added"]
-    assert removed.changes_since(BASE) == [f"arm {ARMS[-1].name} removed"]
+    assert removed.changes_since(BASE) == [f"arm {ENTRIES[-1].name} removed"]
     assert reordered.changes_since(BASE) == ["order of the arms"]
 
 
 def test_the_fusion_constant_and_the_embedder_are_part_of_the_ranking():
-    assert ranking(ARMS, rrf_k=RRF_K + 1).changes_since(BASE) == [
+    assert ranking(ENTRIES, rrf_k=RRF_K + 1).changes_since(BASE) == [
         f"fusion constant k {RRF_K} -> {RRF_K + 1}"
     ]
-    assert ranking(ARMS, embedder_model="other", embedder_dim=768).changes_since(BASE) == [
+    assert ranking(ENTRIES, embedder_model="other", embedder_dim=768).changes_since(BASE) == [
         f"embedder {DEFAULT_MODEL} ({MINILM_DIM}-d) -> other (768-d)"
     ]
