@@ -26,6 +26,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from engine.arms import ARMS
 from engine.fingerprint import Ranking, ranking
@@ -78,14 +79,28 @@ def constant(commit: str, path: str, name: str) -> object:
     raise ConvertError(f"{path} at {commit[:12]} assigns no literal {name}")
 
 
+def registry_arms(text: str) -> list[SimpleNamespace]:
+    """The ``Arm(...)`` entries of a registry's source, each field's literal as written; read
+    with ``ast`` rather than today's registry reader, so a registry of any earlier shape
+    (needs as flags, say) still reads."""
+    for node in ast.parse(text).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign):
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "ARMS":
+            assert isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+            return [
+                SimpleNamespace(**{k.arg: ast.literal_eval(k.value) for k in call.keywords})
+                for call in node.value.elts  # type: ignore[attr-defined]
+            ]
+    raise ConvertError(f"{REGISTRY}: no assignment to ARMS")
+
+
 def ranking_at(sha256: str, commit: str | None) -> Ranking:
     """The ranking of the registry with these bytes, read statically from git."""
-    from arms_doc.reader import parse_registry
-
     found = registry_commit(sha256, commit)
-    registry = parse_registry(git("show", f"{found}:{REGISTRY}") or "", REGISTRY)
     return ranking(
-        registry.arms,
+        registry_arms(git("show", f"{found}:{REGISTRY}") or ""),
         rrf_k=int(constant(found, "src/engine/assemble.py", "RRF_K")),  # type: ignore[arg-type]
         embedder_model=str(constant(found, "src/engine/embedder.py", "DEFAULT_MODEL")),
         embedder_dim=int(constant(found, "src/engine/embedder.py", "MINILM_DIM")),  # type: ignore[arg-type]
