@@ -9,11 +9,11 @@ templates format every figure with the filters of :mod:`arms_doc.render`.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arms_doc.render import when
 from engine.fingerprint import Ranking
 from engine.results_schema import (
     LATENCY,
@@ -130,17 +130,6 @@ def arm_order(registry_arms: Sequence[str], quality: QualityResults | None) -> l
 
 
 # --------------------------------------------------------------------------- provenance
-
-
-def when(text: str) -> str:
-    """An ISO 8601 time as "2026-06-01 12:34 UTC"; the text itself if it does not parse."""
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return text
-    if moment.tzinfo is None:
-        return moment.strftime("%Y-%m-%d %H:%M")
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def machine_line(machine: Machine) -> str:

@@ -6,6 +6,7 @@ time, instead of an empty spot on the page.
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from collections.abc import Mapping
 from functools import cache
@@ -110,7 +111,18 @@ def number(value: float | None) -> str:
     return NOT_MEASURED if value is None else f"{value:g}"
 
 
-FIGURES = (score, delta, ms, ratio, mib, percent, share, thousands, number)
+def when(text: str) -> str:
+    """An ISO 8601 time as "2026-06-01 12:34 UTC"; the text itself if it does not parse."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+FIGURES = (score, delta, ms, ratio, mib, percent, share, thousands, number, when)
 
 
 @cache

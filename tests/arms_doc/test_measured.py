@@ -93,6 +93,13 @@ def test_the_tuning_record_shows_the_chosen_setting_and_each_held_out_figure(pag
     )
 
 
+def test_the_lab_record_says_when_and_from_which_commit_it_was_made(page: str):
+    assert (
+        "The tuning record comes from `fusion_lab`, run 2026-05-31 18:00 UTC at `0123456789ab`."
+        in page
+    )
+
+
 def test_the_levers_table_has_each_lever_per_set_kept_or_dropped(page: str):
     levers = section(page, "### Levers tried")
 
