@@ -63,7 +63,8 @@ class Problem:
 def check_statements(registry: Registry) -> None:
     """Prepare every statement the registry's arms can make; RegistryError on the first one
     SQLite or the engine's binding would refuse, at the line of the arm that breaks it."""
-    from engine.assemble import AssemblyError, Available, assemble
+    from engine.assemble import AssemblyError, assemble
+    from engine.contract import Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)

@@ -47,7 +47,8 @@ def assemble_statements(registry: Registry) -> Statements:
     Both use the default scope (no archived memories, no tasks), as a search without scope
     options does.
     """
-    from engine.assemble import RRF_K, AssemblyError, Available, assemble
+    from engine.assemble import RRF_K, AssemblyError, assemble
+    from engine.contract import Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)

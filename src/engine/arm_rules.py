@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.contract import INPUT_NAMES, INPUTS, PARAMS, arm_params, described, placeholders
 
 #: An arm's name becomes part of SQL identifiers (``arm_<name>``, ``<name>_rank``), a key of
 #: ``config.toml``'s ``[weights]`` and of ``--json`` output: a lower-case word, no quoting.
@@ -44,3 +49,141 @@ def weight_problem(weight: object) -> str | None:
     if value < 0:
         return "negative"
     return None
+
+
+# --------------------------------------------------------------------------- whole entries
+
+_STATE_SCHEMA = re.compile(r"\bstate\.", re.IGNORECASE)
+_CANDIDATES = re.compile(r"\bcandidates\b", re.IGNORECASE)
+#: Prose shorter than this cannot say what an arm ranks by, what it needs and when it drops.
+MIN_PROSE_WORDS = 20
+
+
+class ArmLike(Protocol):
+    name: str
+    weight: float
+    needs: tuple[str, ...]
+    prose: str
+    sql: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an entry: which arm, which field of it, what to do.
+
+    An error makes a statement that cannot be trusted (the assembler refuses it, the docs build
+    stops); a warning makes a poor page or a leaky arm (``mkdocs build --strict`` fails)."""
+
+    arm: str
+    field: str
+    message: str
+    error: bool = True
+
+
+def reads_query(needs: tuple[str, ...]) -> bool:
+    """Arms needing an input that finds (query terms, a query vector) find candidates; the
+    others are priors that rank only those."""
+    return any(i.finds for i in INPUTS if i.name in needs)
+
+
+def arm_problems(arm: ArmLike) -> list[Problem]:
+    """Every problem of one entry, errors first."""
+    name = arm.name if isinstance(arm.name, str) else repr(arm.name)
+    found: list[Problem] = []
+
+    def add(field: str, message: str, error: bool = True) -> None:
+        found.append(Problem(name, field, message, error))
+
+    if problem := name_problem(arm.name):
+        add("name", problem)
+    if problem := weight_problem(arm.weight):
+        add("weight", f"arm {name!r}: weight {arm.weight!r} is {problem}; {WEIGHT_RULE}")
+    needs = tuple(arm.needs) if isinstance(arm.needs, tuple | list) else ()
+    for need in needs:
+        if need not in INPUT_NAMES:
+            add(
+                "needs",
+                f"arm {name!r} needs {need!r}, which is not an input; known: "
+                + ", ".join(INPUT_NAMES),
+            )
+    if not isinstance(arm.needs, tuple | list) or len(set(needs)) != len(needs):
+        add("needs", f"arm {name!r}: needs must be a tuple of distinct input names")
+    used = placeholders(arm.sql)
+    allowed = arm_params(needs)
+    for number in sorted(used - allowed):
+        holder = next((p for p in PARAMS if p.number == number), None)
+        why = (
+            f"?{number} belongs to the input {holder.input!r}, which the arm does not need "
+            "(a search without it would bind NULL)"
+            if holder is not None and holder.input
+            else f"?{number} is not the arm's to use"
+        )
+        add("sql", f"arm {name!r} uses ?{number}: {why}; it may use {described(allowed)}")
+    if _STATE_SCHEMA.search(arm.sql) and "state_plane" not in needs:
+        add(
+            "sql",
+            f"arm {name!r} reads the state plane but does not need 'state_plane'; a store "
+            "without state.db would fail",
+        )
+    if "{scope}" not in arm.sql:
+        add(
+            "sql",
+            f"arm {name!r} never applies the shared {{scope}}, so it can return memories the "
+            "other arms hide; filter with `WHERE {scope}`",
+            error=False,
+        )
+    if reads_query(needs) and 2 not in used:
+        add(
+            "sql",
+            f"arm {name!r} reads the query but does not cut its candidates at ?2; end its inner "
+            "SELECT with `LIMIT ?2`",
+            error=False,
+        )
+    if not reads_query(needs) and not _CANDIDATES.search(arm.sql):
+        add(
+            "sql",
+            f"arm {name!r} is a prior (it needs neither query terms nor a query vector) but does "
+            "not rank only the `candidates`, so it can bring in memories the query did not ask "
+            "for; add `AND f.path IN (SELECT path FROM candidates)`",
+            error=False,
+        )
+    words = len(arm.prose.split())
+    if words < MIN_PROSE_WORDS:
+        add(
+            "prose",
+            f"arm {name!r} has {words} words of prose; say what it ranks by, what it needs and "
+            f"when it drops out (at least {MIN_PROSE_WORDS} words)",
+            error=False,
+        )
+    if weight_problem(arm.weight) is None and float(arm.weight) == 0:
+        add(
+            "weight",
+            f"arm {name!r} has weight 0, so every search drops it; give it a weight or remove "
+            "the entry",
+            error=False,
+        )
+    return sorted(found, key=lambda p: not p.error)
+
+
+def registry_problems(arms: Sequence[ArmLike]) -> list[Problem]:
+    """Every problem of every entry, and names used twice."""
+    found = [problem for arm in arms for problem in arm_problems(arm)]
+    seen: set[str] = set()
+    for arm in arms:
+        if arm.name in seen:
+            found.append(
+                Problem(arm.name, "name", f"arm name {arm.name!r} is used twice; names are unique")
+            )
+        seen.add(arm.name)
+    return found
+
+
+class RegistryRuleError(ValueError):
+    """A registry that cannot make a trustworthy statement."""
+
+
+def validate(arms: Sequence[ArmLike]) -> None:
+    """Raise on the first error of ``arms`` (warnings are the docs build's business)."""
+    for problem in registry_problems(arms):
+        if problem.error:
+            raise RegistryRuleError(problem.message)

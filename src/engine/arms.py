@@ -15,7 +15,8 @@ build time, statically, so the reference page cannot drift from the SQL that run
 Arms that read the query (they need query terms or a query vector) find candidates; arms
 that do not are priors, and rank only those candidates, through the ``candidates`` CTE the
 assembler provides (every memory in scope when no query arm runs). A prior can reorder what
-the query found; it can never bring in a memory the query did not ask for.
+the query found; it can never bring in a memory the query did not ask for. A prior may still
+read something of the query that cannot find memories by itself, such as a date it names.
 
 Order matters once: when two memories fuse to the same score, the one the first arm of this
 table ranks higher comes first. Two arms that disagree about a pair (fts puts a memory first
@@ -23,10 +24,12 @@ and its near-twin second, the vector arm the reverse) produce exactly such a tie
 exact word is the harder evidence, so fts leads the table.
 
 Rules for an entry: literal values only (the docs plugin reads them without running this
-module); ``sql`` is a SELECT yielding ``(path, rank)`` with rank 1 the best, filtered by the
-shared ``{scope}`` over the alias ``f`` (the ``files`` table); an arm that finds candidates
-cuts them at ``?2``, a prior ranks all of them (there are at most a few times ``?2``). It may
-use ``?1`` (FTS5 query text) and ``?4`` (query vector) and nothing else.
+module); ``needs`` names inputs of :data:`engine.contract.INPUTS`; ``sql`` is a SELECT yielding
+``(path, rank)`` with rank 1 the best, filtered by the shared ``{scope}`` over the alias ``f``
+(the ``files`` table); an arm that finds candidates cuts them at ``?2``, a prior ranks all of
+them (there are at most a few times ``?2``). Besides ``?2`` it may use only the placeholders
+of the inputs it needs (:data:`engine.contract.PARAMS`). :func:`engine.arm_rules.validate`
+checks all of this, for the assembler and for the docs build alike.
 """
 
 from __future__ import annotations
@@ -40,9 +43,8 @@ class Arm:
 
     name: str
     weight: float
-    needs_query_vector: bool
-    needs_state_plane: bool
-    needs_query_terms: bool
+    #: Inputs (engine.contract.INPUTS) without which the arm drops out of a search.
+    needs: tuple[str, ...]
     prose: str
     sql: str
 
@@ -51,9 +53,7 @@ ARMS: tuple[Arm, ...] = (
     Arm(
         name="fts",
         weight=1.0,
-        needs_query_vector=False,
-        needs_state_plane=False,
-        needs_query_terms=True,
+        needs=("query_terms",),
         prose="""
 The lexical arm finds memories that contain the query's words, through the FTS5 index over
 each file's title, body and tags (Porter stemming, so "rotates" finds "rotation"; diacritics
@@ -83,9 +83,7 @@ FROM (
     Arm(
         name="vector",
         weight=1.0,
-        needs_query_vector=True,
-        needs_state_plane=False,
-        needs_query_terms=False,
+        needs=("query_vector",),
         prose="""
 The semantic arm finds memories that mean what the query means even when they share no
 word with it ("the deploy broke" finds "release rolled back after errors"). Memories are
@@ -139,9 +137,7 @@ FROM (
     Arm(
         name="recency",
         weight=0.2,
-        needs_query_vector=False,
-        needs_state_plane=False,
-        needs_query_terms=False,
+        needs=(),
         prose="""
 The recency arm prefers what happened last. A memory's moment is its `event_at` when the
 front matter gives one (when the remembered thing happened) and otherwise the file's last
@@ -167,9 +163,7 @@ FROM (
     Arm(
         name="salience",
         weight=0.4,
-        needs_query_vector=False,
-        needs_state_plane=True,
-        needs_query_terms=False,
+        needs=("state_plane",),
         prose="""
 The salience arm prefers memories that have proved useful. Its score adds three things from
 the state plane: how recently the memory was read, decaying by a factor of e every 100
@@ -201,6 +195,34 @@ FROM (
       AND coalesce(f.kind, '') NOT IN ('task', 'person')
 )
 WHERE salience > 0
+""",
+    ),
+    Arm(
+        name="time",
+        weight=1.0,
+        needs=("query_time",),
+        prose="""
+The time arm answers questions that name a time: "what did Elise buy on 7 Jan 2024", "the
+match Kevin watched in 2017", "what changed after 3 March". It reads the first date, month or
+year the query names (written dates in the usual forms, `before`/`after` a date) with plain
+rules, no language model, and ranks the candidates by how far their moment (`event_at`, else
+the file's modification time) lies from that time: inside it first, then the nearest.
+
+It is a prior: it ranks only what the query arms found, so a date alone never brings in an
+unrelated memory of that day. It drops out when the query names no time it can read. Relative
+expressions ("yesterday", "last week") are left alone: measured on conversational sets, the
+words in a chat usually speak of the conversation, not of the memory being looked for.
+""",
+        sql="""
+SELECT path, rank() OVER (ORDER BY gap) AS rank
+FROM (
+    SELECT f.path AS path,
+           max(julianday(?5) - julianday(coalesce(f.event_at, f.updated_at)),
+               julianday(coalesce(f.event_at, f.updated_at)) - julianday(?6),
+               0) AS gap
+    FROM files AS f
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+)
 """,
     ),
 )

@@ -7,37 +7,33 @@ CTE unites what they found, and the prior arms (recency, salience) rank only tho
 scores are ordered by the first surviving arm's rank (registry order), then by path.
 
 Weights are trusted configuration and are inlined as numeric literals; everything else is bound
-through the numbered placeholders:
+through the numbered placeholders of :mod:`engine.contract`, which also says which inputs a
+search may lack. The assembler alone decides which arms drop, from the reasons the search gives
+in :class:`~engine.contract.Available`. Dropping an arm never renumbers the others.
 
-    ?1 FTS5 query text   ?2 per-arm candidate limit   ?3 final limit   ?4 query vector
-    ?5 and up: scope values
-
-Dropping an arm never renumbers the others. SQLite refuses a binding for an index no
-placeholder names, so the caller binds the prefix of the full tuple up to the highest ``?N``
-present (:func:`bound_prefix`).
+The final SELECT names its columns (:data:`RESULT_COLUMNS`, then ``<arm>_rank`` per arm that
+fired), so the search reads them by name.
 """
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
+from engine.arm_rules import (
+    WEIGHT_RULE,
+    RegistryRuleError,
+    reads_query,
+    validate,
+    weight_problem,
+)
 from engine.arms import ARMS, Arm
+from engine.contract import Available
 
 RRF_K = 60
-_PLACEHOLDER = re.compile(r"\?(\d+)")
-
-
-@dataclass(frozen=True)
-class Available:
-    """Which inputs this search has; an arm needing a missing one is dropped."""
-
-    query_vector: bool = True
-    state_plane: bool = True
-    query_terms: bool = True
+#: The columns of every hit the statement returns, before one ``<arm>_rank`` per fired arm.
+RESULT_COLUMNS = ("path", "title", "kind", "event_at", "file_id", "score")
 
 
 @dataclass(frozen=True)
@@ -53,15 +49,20 @@ class AssemblyError(ValueError):
     """A registry or weight that cannot make a valid statement."""
 
 
-def missing_input(arm: Arm, available: Available) -> str | None:
-    """The first precondition of ``arm`` that this search does not meet, as a reason."""
-    if arm.needs_query_terms and not available.query_terms:
-        return "no query terms"
-    if arm.needs_query_vector and not available.query_vector:
-        return "no query vector"
-    if arm.needs_state_plane and not available.state_plane:
-        return "no state plane"
-    return None
+def resolve_weights(
+    arms: Sequence[Arm], configured: Mapping[str, float], override: Mapping[str, float] | None
+) -> dict[str, float]:
+    """Every arm's weight for one search: the caller's override when given (even an empty one,
+    which means the registry's weights), else the store's configuration, else the registry.
+    Resolved once, so the statement's literals and ``--explain``'s contributions agree."""
+    chosen = configured if override is None else override
+    unknown = sorted(set(chosen) - {arm.name for arm in arms})
+    if unknown:
+        raise AssemblyError(
+            f"weights name unknown arm(s) {', '.join(unknown)}; known: "
+            + ", ".join(arm.name for arm in arms)
+        )
+    return {arm.name: chosen.get(arm.name, arm.weight) for arm in arms}
 
 
 def weight_literal(name: str, weight: float) -> str:
@@ -90,27 +91,20 @@ def assemble(
 ) -> Assembly:
     """Build the fused statement for the arms whose inputs are available.
 
-    ``weights`` overrides registry weights by arm name (trusted configuration only); an arm
-    weighted 0 is dropped, since it could only add rows that score nothing.
+    ``weights`` overrides registry weights by arm name (trusted configuration only, resolved by
+    :func:`resolve_weights`); an arm weighted 0 is dropped, since it could only add rows that
+    score nothing.
     """
-    names = [arm.name for arm in arms]
-    for name in names:
-        if problem := name_problem(name):
-            raise AssemblyError(problem)
-    if len(set(names)) != len(names):
-        raise AssemblyError(f"arm names must be unique, got {', '.join(names)}")
-    weights = dict(weights or {})
-    unknown = sorted(set(weights) - {arm.name for arm in arms})
-    if unknown:
-        raise AssemblyError(
-            f"weights name unknown arm(s) {', '.join(unknown)}; known: "
-            + ", ".join(arm.name for arm in arms)
-        )
+    try:
+        validate(arms)
+    except RegistryRuleError as exc:
+        raise AssemblyError(str(exc)) from None
+    weights = resolve_weights(arms, {}, weights or {})
     fired: list[tuple[Arm, str]] = []
     dropped: dict[str, str] = {}
     for arm in arms:
-        reason = missing_input(arm, available)
-        weight = weights.get(arm.name, arm.weight)
+        reason = available.reason(arm.needs)
+        weight = weights[arm.name]
         literal = weight_literal(arm.name, weight)
         if reason is None and weight == 0:
             reason = "weight 0 in configuration"
@@ -120,8 +114,8 @@ def assemble(
             fired.append((arm, literal))
     if not fired:
         return Assembly("", (), dropped)
-    finders = [arm for arm, _ in fired if reads_query(arm)]
-    priors = [arm for arm, _ in fired if not reads_query(arm)]
+    finders = [arm for arm, _ in fired if reads_query(arm.needs)]
+    priors = [arm for arm, _ in fired if not reads_query(arm.needs)]
     ctes = [cte(arm, scope_sql) for arm in finders]
     if priors:
         pool = "\n    UNION\n".join(f"    SELECT path FROM arm_{arm.name}" for arm in finders)
@@ -146,8 +140,8 @@ def assemble(
     )
     sql = (
         "WITH\n" + ",\n".join(ctes) + "\n"
-        "SELECT f.path, f.title, f.kind, f.event_at, f.updated_at, f.tags, f.id, "
-        f"fused.score{ranks}\n"
+        "SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at, "
+        f"f.id AS file_id, fused.score AS score{ranks}\n"
         "FROM fused\nJOIN files AS f ON f.path = fused.path"
         f"{joins}\n"
         f"ORDER BY fused.score DESC, arm_{lead}.rank IS NULL, arm_{lead}.rank, fused.path\n"
@@ -156,24 +150,9 @@ def assemble(
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped)
 
 
-def reads_query(arm: Arm) -> bool:
-    """Arms that read the query find candidates; the others (priors) only rank those."""
-    return arm.needs_query_terms or arm.needs_query_vector
-
-
 def cte(arm: Arm, scope_sql: str) -> str:
     return f"arm_{arm.name} AS (\n{indent(arm.sql.strip().replace('{scope}', scope_sql))}\n)"
 
 
 def indent(text: str) -> str:
     return textwrap.indent(text, "    ")
-
-
-def highest_placeholder(sql: str) -> int:
-    """The highest ``?N`` in ``sql`` (0 when there is none)."""
-    return max((int(n) for n in _PLACEHOLDER.findall(sql)), default=0)
-
-
-def bound_prefix(sql: str, params: Sequence[object]) -> tuple[object, ...]:
-    """The bindings for ``sql``: the prefix of the full tuple up to its highest ``?N``."""
-    return tuple(params[: highest_placeholder(sql)])

@@ -13,6 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -20,9 +21,11 @@ import apsw
 import click
 
 from engine import state as state_plane
-from engine.db import IndexMissing, open_index_reader
+from engine.arms import ARMS
+from engine.db import IndexMissing
 from engine.embedder import EmbedderError
 from engine.errors import DatabaseError, Problem
+from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeError, ScopeSpec
@@ -192,11 +195,8 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
     "the query (default: [limits] min_similarity, 0.25; 0 always answers).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option(
-    "--explain",
-    is_flag=True,
-    help="Show each arm's rank and contribution per hit, and the SQL with its values.",
-)
+@click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
+@click.option("--sql", "show_sql", is_flag=True, help="Show the SQL statement and its values.")
 @click.pass_context
 def search_command(
     ctx: click.Context,
@@ -212,19 +212,22 @@ def search_command(
     min_similarity: float | None,
     as_json: bool,
     explain: bool,
+    show_sql: bool,
 ) -> None:
     """Search the store for QUERY.
 
     One SQL statement fuses the full-text, semantic, recency and salience rankings. Archived
     memories and tasks are out of scope unless asked for (--include-archived, --kind task).
-    Prints rank, title, path and a snippet; which arms ran (and why any dropped) goes to
-    stderr. Exit code 1 when nothing is found.
+    Prints rank, title, path and a snippet. A ranking that could not run, and a degraded
+    search, are named on stderr with the reason; a normal search prints nothing there. Exit
+    code 1 when nothing is found.
 
     \b
     Examples:
       memsift search "staging database port"
       memsift search "flaky tests" --kind episodic --since 2026-09-01 --explain
       memsift search "rotation" --tag infra --json
+      memsift search "rotation" --sql
     """
     store = get_store(ctx)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
@@ -238,14 +241,37 @@ def search_command(
             min_similarity=min_similarity,
         )
     if as_json:
-        emit(result.to_json(explain=explain))
+        # Every hit carries its arms' ranks and contributions; --sql adds the statement.
+        emit(result.to_json(explain=show_sql))
     else:
-        print_result(result, explain)
+        print_result(result, explain, show_sql)
+        for line in search_account(result, asked_off=vector_arms() if no_vector else set()):
+            click.echo(click.style(f"memsift: {printable(line)}", dim=True), err=True)
     if not result.hits:
         ctx.exit(1)
 
 
-def print_result(result: SearchResult, explain: bool) -> None:
+#: How the stderr lines name an arm; an arm not listed is called by its registry name.
+ARM_WORDS = {"fts": "full-text ranking", "vector": "semantic ranking"}
+
+
+def vector_arms() -> set[str]:
+    """The arms --no-vector turns off: those that need a query vector."""
+    return {arm.name for arm in ARMS if arm.needs_query_vector}
+
+
+def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
+    """What a user must know about how a search ran, one line each, in the user's words: that
+    it was degraded, every ranking that could not run and why, and the notes. Nothing for a
+    normal search, nor for an arm the user turned off on this command line."""
+    lines = ["search degraded: results may be weaker than usual"] if result.degraded else []
+    for name, why in result.arms_dropped.items():
+        if name not in asked_off:
+            lines.append(f"{ARM_WORDS.get(name, f'{name} ranking')} off: {why}")
+    return lines + result.notes
+
+
+def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
     for number, hit in enumerate(result.hits, 1):
         title, path = printable(hit.title), printable(hit.path)
         click.echo(click.style(f"{number:>2}. {title}", bold=True) + f"  [{path}]")
@@ -260,17 +286,9 @@ def print_result(result: SearchResult, explain: bool) -> None:
         if result.abstained:
             why = " (nothing close enough to be an answer)"
         click.echo("no results" + why)
-    status = f"arms: {', '.join(result.arms_fired) or 'none'}"
-    if result.fts_form:
-        status += f"; fts form: {result.fts_form}"
-    for name, why in result.arms_dropped.items():
-        status += f"; {name} dropped: {why}"
-    if result.degraded:
-        status += "; DEGRADED"
-    click.echo(click.style(printable(status), dim=True), err=True)
-    for note in result.notes:
-        click.echo(click.style(f"note: {printable(note)}", dim=True), err=True)
-    if explain and result.sql:
+    if show_sql and not result.sql:
+        click.echo("\n-- no SQL statement ran: every ranking was off")
+    elif show_sql:
         click.echo("\n-- SQL (bind these values in order: ?1, ?2, ...)")
         click.echo(printable(result.sql, multiline=True))
         values = json.dumps([shown_param(p) for p in result.params], ensure_ascii=False)
@@ -319,23 +337,6 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
     return key, full
 
 
-def content_hash_of(store: Store, key: str) -> str | None:
-    """The indexed content hash of ``key``, which lets its state row follow a rename; best
-    effort, so a missing, damaged or busy index never stops a memory being read or
-    reinforced."""
-    try:
-        conn = open_index_reader(store.index_path)
-    except (IndexMissing, DatabaseError):
-        return None
-    try:
-        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (key,)).fetchone()
-        return row[0] if row else None
-    except apsw.Error:
-        return None
-    finally:
-        conn.close()
-
-
 @cli.command()
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory and its access record.")
@@ -375,7 +376,8 @@ def count_read(store: Store, key: str) -> tuple[state_plane.Access, bool]:
     then not counted, with a warning naming what is read-only (any other failure is an
     error: a full disk or a damaged state.db needs fixing, not a shrug)."""
     try:
-        return state_plane.record_access(store, key, content_hash_of(store, key)), True
+        known = indexed_content_hash(store.index_path, key)
+        return state_plane.record_access(store, key, known), True
     except DatabaseError as exc:
         if exc.problem is not Problem.READ_ONLY:
             raise
@@ -398,7 +400,8 @@ def reinforce(ctx: click.Context, path: str, outcome: str, as_json: bool) -> Non
     store = get_store(ctx)
     key, _ = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
-        access = state_plane.reinforce(store, key, int(outcome), content_hash_of(store, key))
+        known = indexed_content_hash(store.index_path, key)
+        access = state_plane.reinforce(store, key, int(outcome), known)
     if as_json:
         emit(
             {
@@ -495,8 +498,11 @@ def eval_command(
     """Score search quality on a BEIR-layout set (or a folder of sets).
 
     The corpus is written to a temporary store, indexed and searched through the normal code
-    path; nDCG@10, MRR@10, Recall@5 and Recall@10 are computed with ir-measures.
+    path; nDCG@10, MRR@10, Recall@5 and Recall@10 are computed with ir-measures, which comes
+    with the eval extra (pip install 'memsift[eval]').
     """
+    if find_spec("ir_measures") is None:  # before indexing anything for nothing
+        fail("memsift eval needs the eval extra: pip install 'memsift[eval]'")
     from engine.evaluate import DatasetError, evaluate
 
     chosen = [a.strip() for a in arms.split(",") if a.strip()] if arms else None

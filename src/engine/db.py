@@ -1,4 +1,5 @@
-"""Connections and schemas of the two databases.
+"""Connections and schemas of the two databases (the statements on their rows are in
+:mod:`engine.indexdb` and :mod:`engine.state`).
 
 ``index.db`` is derived from the files and may be deleted at any time; ``state.db`` holds what
 the files cannot tell (how often a memory was read, whether it helped) and is never rebuilt.

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import apsw
 
+from engine import indexdb
 from engine import state as state_plane
 from engine.chunking import chunk_text
 from engine.db import (
@@ -39,6 +40,7 @@ from engine.db import (
 )
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database
+from engine.indexdb import FileRow, KnownFile, record_coverage
 from engine.memory import Memory, Skip, parse_memory
 from engine.reading import Unreadable, over_limit, read_regular
 from engine.store import Candidate, Store, open_store, walk
@@ -157,12 +159,7 @@ def run_index(
     try:
         with conn:
             write_meta(conn, "complete", 0)
-        known = {
-            path: (file_id, content_hash, size, mtime_ns)
-            for path, file_id, content_hash, size, mtime_ns in conn.execute(
-                "SELECT path, id, content_hash, size, mtime_ns FROM files"
-            )
-        }
+        known = indexdb.known_files(conn)
         seen: set[str] = set()
         touched: list[tuple[int, str, str]] = []
         candidates = list(walk(store))
@@ -172,34 +169,27 @@ def run_index(
             report.indexed.extend(p.key for p in batch)
         if touched:
             with conn:
-                conn.executemany(
-                    "UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched
-                )
+                indexdb.touch_files(conn, touched)
         gone = sorted(set(known) - seen)
         if gone:
             with conn:
-                conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
+                indexdb.delete_files(conn, gone)
             report.removed = gone
         if store.state_path.exists():
             # Every path still in the store counts, a skipped one too: a memory that is briefly
             # unparsable has not moved, so its row must not follow a copy of its content.
-            present = {c.key for c in candidates} | {
-                path for (path,) in conn.execute("SELECT path FROM files")
-            }
-            unique = dict(
-                conn.execute(
-                    "SELECT content_hash, min(path) FROM files GROUP BY content_hash "
-                    "HAVING count(*) = 1"
-                ).fetchall()
-            )
+            present = {c.key for c in candidates} | indexdb.indexed_paths(conn)
             report.renamed = state_plane.follow_content(
-                store, present, unique, {path: known[path][1] for path in gone}
+                store,
+                present,
+                indexdb.unique_content_paths(conn),
+                {path: known[path].content_hash for path in gone},
             )
         if embedder is not None:
             report.embedded = fill_vectors(conn, embedder, progress)
         with conn:
             if embedder is not None:
-                conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+                indexdb.drop_unused_vectors(conn)
             record_coverage(
                 conn,
                 embedder.name if embedder else read_meta(conn, "model"),
@@ -216,7 +206,7 @@ def run_index(
 def scan(
     candidates: list[Candidate],
     max_bytes: int,
-    known: dict[str, tuple[int, str, int, int]],
+    known: dict[str, KnownFile],
     seen: set[str],
     report: IndexReport,
     touched: list[tuple[int, str, str]],
@@ -237,7 +227,7 @@ def scan(
             report.skipped.append((candidate.key, over_limit(info.st_size, max_bytes)))
             continue
         stored = known.get(candidate.key)
-        if stored and stored[2] == info.st_size and stored[3] == info.st_mtime_ns:
+        if stored and stored.size == info.st_size and stored.mtime_ns == info.st_mtime_ns:
             seen.add(candidate.key)
             report.unchanged += 1
             continue
@@ -247,7 +237,7 @@ def scan(
             report.skipped.append((candidate.key, exc.reason))
             continue
         digest = hashlib.sha256(data).hexdigest()
-        if stored and stored[1] == digest:
+        if stored and stored.content_hash == digest:
             seen.add(candidate.key)
             report.unchanged += 1
             touched.append((info.st_mtime_ns, utc_from_ns(info.st_mtime_ns), candidate.key))
@@ -265,41 +255,30 @@ def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
     """Upsert a batch of files and replace their chunks, in one transaction."""
     with conn:
         for item in batch:
-            m = item.memory
-            (file_id,) = conn.execute(
-                """
-                INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived,
-                                  content_hash, size, mtime_ns, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(path) DO UPDATE SET
-                    title = excluded.title, kind = excluded.kind, event_at = excluded.event_at,
-                    updated_at = excluded.updated_at, tags = excluded.tags,
-                    archived = excluded.archived, content_hash = excluded.content_hash,
-                    size = excluded.size, mtime_ns = excluded.mtime_ns, body = excluded.body
-                RETURNING id
-                """,
-                (
-                    item.key,
-                    m.title,
-                    m.kind,
-                    m.event_at,
-                    utc_from_ns(item.mtime_ns),
-                    json.dumps(list(m.tags), ensure_ascii=False),
-                    int(m.archived),
-                    item.content_hash,
-                    item.size,
-                    item.mtime_ns,
-                    m.body,
-                ),
-            ).fetchone()
-            conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-            conn.executemany(
-                "INSERT INTO chunks(file_id, seq, text, hash) VALUES (?, ?, ?, ?)",
-                [
-                    (file_id, seq, chunk, text_hash(embed_text(m.title, chunk)))
-                    for seq, chunk in enumerate(chunk_text(m.body) or [m.title])
-                ],
-            )
+            indexdb.write_file(conn, file_row(item))
+
+
+def file_row(item: Parsed) -> FileRow:
+    """A parsed memory as its ``files`` row and chunks; a memory without body text is one chunk
+    of its title, so it still has a vector."""
+    m = item.memory
+    return FileRow(
+        path=item.key,
+        title=m.title,
+        kind=m.kind,
+        event_at=m.event_at,
+        updated_at=utc_from_ns(item.mtime_ns),
+        tags_json=json.dumps(list(m.tags), ensure_ascii=False),
+        archived=m.archived,
+        content_hash=item.content_hash,
+        size=item.size,
+        mtime_ns=item.mtime_ns,
+        body=m.body,
+        chunks=[
+            (chunk, text_hash(embed_text(m.title, chunk)))
+            for chunk in chunk_text(m.body) or [m.title]
+        ],
+    )
 
 
 def fill_vectors(
@@ -307,32 +286,24 @@ def fill_vectors(
 ) -> int:
     """Embed every chunk text that has no vector for ``embedder``; return how many were made."""
     with conn:
-        conn.execute(
-            "DELETE FROM embeddings WHERE model != ? OR dim != ?", (embedder.name, embedder.dim)
-        )
+        indexdb.drop_other_vectors(conn, embedder.name, embedder.dim)
         # Recorded before the first vector, not at the end: after a killed run a search can
         # then tell these vectors' model and say how far embedding got.
         write_meta(conn, "model", embedder.name)
         write_meta(conn, "dim", embedder.dim)
     ensure_vector_table(conn, embedder.dim)
-    missing = conn.execute(
-        """
-        SELECT c.hash, f.title, c.text
-        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
-        LEFT JOIN embeddings AS e ON e.hash = c.hash
-        WHERE e.hash IS NULL
-        GROUP BY c.hash
-        """
-    ).fetchall()
+    missing = indexdb.chunks_without_vectors(conn)
     done = 0
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start : start + EMBED_BATCH]
         vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
         with conn:
-            conn.executemany(
-                "INSERT OR IGNORE INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
+            indexdb.add_vectors(
+                conn,
+                embedder.name,
+                embedder.dim,
                 [
-                    (digest, embedder.name, embedder.dim, to_blob(vector))
+                    (digest, to_blob(vector))
                     for (digest, _, _), vector in zip(batch, vectors, strict=True)
                 ],
             )
@@ -340,22 +311,6 @@ def fill_vectors(
         if progress:
             progress("embed", done, len(missing))
     return done
-
-
-def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None) -> None:
-    """Store chunk and vector counts so a search can judge the vector plane without counting."""
-    chunks, embedded = conn.execute(
-        "SELECT count(*), count(e.hash) FROM chunks AS c "
-        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-        (model or "",),
-    ).fetchone()
-    write_meta(conn, "chunks", chunks)
-    write_meta(conn, "embedded_chunks", embedded)
-    if model:
-        write_meta(conn, "model", model)
-    if dim:
-        write_meta(conn, "dim", dim)
-        ensure_vector_table(conn, dim)
 
 
 def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[str, list[int]]:
@@ -371,20 +326,12 @@ def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[st
     return marks
 
 
-def store_fingerprint(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
-    """path -> (size, mtime_ns) as indexed, to tell cheaply whether files changed since."""
-    return {
-        path: (size, mtime_ns)
-        for path, size, mtime_ns in conn.execute("SELECT path, size, mtime_ns FROM files")
-    }
-
-
 def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
     """Count files added, modified and removed since the last run, from stat() alone.
 
     What the walk skips without reading (a link, a pipe, a device, a bad name) is no change:
     the next run would skip it again."""
-    indexed = store_fingerprint(conn)
+    indexed = indexdb.file_fingerprints(conn)
     skipped = {k: tuple(v) for k, v in json.loads(read_meta(conn, "skipped") or "{}").items()}
     added = modified = 0
     present: set[str] = set()

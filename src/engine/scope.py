@@ -2,8 +2,9 @@
 
 A scope is built once per search and pasted into every arm's ``{scope}`` slot, so no arm can
 return a memory the others hide. The default exclusions (archived memories, tasks) are literals
-in the SQL; everything a caller supplies is bound at ``?5`` and up, never interpolated, so a
-value with quotes, ``%``, ``_`` or SQL in it matches only itself.
+in the SQL; everything a caller supplies is bound from ``FIRST_SCOPE_PARAM`` on (after the
+statement's fixed placeholders, :mod:`engine.contract`), never interpolated, so a value with
+quotes, ``%``, ``_`` or SQL in it matches only itself.
 
 A list of values (kinds, tags) is bound as ONE value, a JSON array, and read back with
 ``json_each``. The SQL therefore has the same shape and depth for one tag as for ten thousand:
@@ -18,9 +19,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from engine.contract import FIRST_SCOPE_PARAM
 from engine.memory import format_utc, parse_iso
-
-FIRST_SCOPE_PARAM = 5
 
 
 class ScopeError(ValueError):

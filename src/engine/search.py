@@ -20,13 +20,17 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from engine.assemble import RRF_K, Available, assemble, bound_prefix
+from engine.arms import ARMS
+from engine.assemble import RRF_K, assemble, resolve_weights
+from engine.contract import Available, bind, bound_prefix
 from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database, Problem, classify
+from engine.indexdb import vector_coverage
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
 from engine.store import Config, Store, open_store
+from engine.when import query_window
 
 DEFAULT_LIMIT = 10
 CANDIDATE_LIMIT = 40
@@ -141,11 +145,7 @@ def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | Non
         chunks = int(meta.get("chunks") or 0)
         embedded = int(meta.get("embedded_chunks") or 0)
     else:  # an interrupted run: count for real
-        chunks, embedded = conn.execute(
-            "SELECT count(*), count(e.hash) FROM chunks AS c "
-            "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-            (embedder.name,),
-        ).fetchone()
+        chunks, embedded = vector_coverage(conn, embedder.name)
     coverage = embedded / chunks if chunks else 1.0
     if coverage >= MIN_VECTOR_COVERAGE:
         return None
@@ -229,7 +229,7 @@ def choose_fts_form(
         "SELECT 1 FROM files_fts JOIN files AS f ON f.id = files_fts.rowid "
         f"WHERE files_fts MATCH ?1 AND {scope.sql} LIMIT 1"
     )
-    params = bound_prefix(probe, (all_form, None, None, None, *scope.values))
+    params = bound_prefix(probe, bind({"match": all_form}, scope.values))
     if conn.execute(probe, params).fetchone():
         return all_form, "all"
     return any_form, "any"
@@ -366,43 +366,38 @@ def run_search(
     spec = clean_scope(scope or ScopeSpec())
     built = build_scope(spec)
     terms = sanitize(query)
-    drop_reasons: dict[str, str] = {}
+    missing: dict[str, str] = {}
     expected_missing = False
     vector: bytes | None = None
     if not use_vector:
-        drop_reasons["vector"] = "lexical search requested (--no-vector)"
+        missing["query_vector"] = "lexical search requested (--no-vector)"
     elif not query.strip():
-        drop_reasons["vector"] = "empty query"
+        missing["query_vector"] = "empty query"
     else:
         if embedder is None:
-            drop_reasons["vector"] = "no embedding model configured (a lexical store)"
+            missing["query_vector"] = "no embedding model configured (a lexical store)"
             expected_missing = config.model is not None
         elif problem := vector_plane_problem(conn, embedder):
-            drop_reasons["vector"] = problem
+            missing["query_vector"] = problem
             expected_missing = True
         else:
             vector = to_blob(embedder.embed([query[:MAX_EMBED_QUERY_CHARS]])[0])
     if not has_state:
-        drop_reasons["salience"] = "no state plane yet (memsift read/reinforce creates it)"
+        missing["state_plane"] = "no state plane yet (memsift read/reinforce creates it)"
     match, form = choose_fts_form(conn, terms, built)
     if match is None:
-        drop_reasons["fts"] = "no query terms (nothing searchable in the query text)"
-    assembly = assemble(
-        Available(
-            query_vector=vector is not None,
-            state_plane=has_state,
-            query_terms=match is not None,
-        ),
-        built.sql,
-        weights=weights if weights is not None else config.weights,
-    )
-    dropped = {name: drop_reasons.get(name, why) for name, why in assembly.dropped.items()}
+        missing["query_terms"] = "no query terms (nothing searchable in the query text)"
+    window = query_window(query, relative=False)
+    if window is None:
+        missing["query_time"] = "the query names no date or period"
+    resolved = resolve_weights(ARMS, config.weights, weights)
+    assembly = assemble(Available(missing), built.sql, weights=resolved)
     result = SearchResult(
         query=query,
         hits=[],
         arms_fired=[a.name for a in assembly.fired],
-        arms_dropped=dropped,
-        fts_form=form if "fts" not in dropped else None,
+        arms_dropped=dict(assembly.dropped),
+        fts_form=form if match is not None and "fts" not in assembly.dropped else None,
         degraded=expected_missing,
         scope=spec.describe(),
     )
@@ -410,13 +405,28 @@ def run_search(
         result.notes.append(f"query cut to its first {len(terms.terms)} terms")
     if not assembly.sql:
         return result
-    # Each arm must offer at least as many candidates as the caller asked for hits.
-    full = (match, max(candidate_limit, limit), limit, vector, *built.values)
+    time_from, time_to = window.bounds() if window else (None, None)
+    full = bind(
+        {
+            "match": match,
+            # Each arm must offer at least as many candidates as the caller asked for hits.
+            "candidate_limit": max(candidate_limit, limit),
+            "limit": limit,
+            "query_vector": vector,
+            "time_from": time_from,
+            "time_to": time_to,
+        },
+        built.values,
+    )
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
-    rows = conn.execute(assembly.sql, params).fetchall()
-    weight_of = {a.name: (weights or config.weights).get(a.name, a.weight) for a in assembly.fired}
-    result.hits = make_hits(conn, rows, assembly.fired, weight_of, terms, vector)
+    cursor = conn.execute(assembly.sql, params)
+    try:
+        columns = [name for name, _ in cursor.get_description()]
+    except apsw.ExecutionCompleteError:  # no row at all: the statement has already finished
+        columns = []
+    rows = cursor.fetchall() if columns else []
+    result.hits = make_hits(conn, columns, rows, assembly.fired, resolved, terms, vector)
     abstain(result, min_similarity)
     if not result.hits and not result.abstained and not scope_has_files(conn, built):
         result.empty_scope = True
@@ -466,24 +476,35 @@ def clean_scope(spec: ScopeSpec) -> ScopeSpec:
 
 def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
     sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
-    return conn.execute(sql, bound_prefix(sql, (None,) * 4 + scope.values)).fetchone() is not None
+    return conn.execute(sql, bound_prefix(sql, bind({}, scope.values))).fetchone() is not None
 
 
-def make_hits(conn, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
-    """Rows of the fused statement to hits, with each arm's rank and contribution."""
-    chunks = hit_chunks(conn, [row[6] for row in rows])
+def make_hits(conn, columns, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
+    """Rows of the fused statement to hits, with each arm's rank and contribution; columns are
+    read by the names the assembler gives them."""
+    records = [dict(zip(columns, row, strict=True)) for row in rows]
+    chunks = hit_chunks(conn, [r["file_id"] for r in records])
     pattern = word_pattern(terms)
     hits = []
-    for row in rows:
-        path, title, kind, event_at, _updated, _tags, file_id, score, *ranks = row
+    for r in records:
         arms = {
             arm.name: ArmHit(rank, weight_of[arm.name] / (RRF_K + rank))
-            for arm, rank in zip(fired, ranks, strict=True)
-            if rank is not None
+            for arm in fired
+            if (rank := r[f"{arm.name}_rank"]) is not None
         }
-        snippet = snippet_for(chunks.get(file_id, []), pattern, vector)
-        similarity = best_similarity(chunks.get(file_id, []), vector)
-        hits.append(Hit(path, title, kind, event_at, score, snippet, arms, similarity))
+        own = chunks.get(r["file_id"], [])
+        hits.append(
+            Hit(
+                r["path"],
+                r["title"],
+                r["kind"],
+                r["event_at"],
+                r["score"],
+                snippet_for(own, pattern, vector),
+                arms,
+                best_similarity(own, vector),
+            )
+        )
     return hits
 
 

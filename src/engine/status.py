@@ -7,6 +7,7 @@ yet, and state rows whose memory is gone are listed (removed only by ``memsift s
 
 from __future__ import annotations
 
+from engine import indexdb
 from engine import state as state_plane
 from engine.db import guarded, open_index_reader, read_meta
 from engine.errors import Database
@@ -26,16 +27,10 @@ def store_status(store: Store) -> dict[str, object]:
     conn = open_index_reader(store.index_path)
     with guarded(Database.INDEX, store.index_path):
         try:
-            (files,) = conn.execute("SELECT count(*) FROM files").fetchone()
+            files = indexdb.file_count(conn)
             model = config.model
-            chunks, embedded = conn.execute(
-                "SELECT count(*), count(e.hash) FROM chunks AS c "
-                "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-                (model or "",),
-            ).fetchone()
-            dim = conn.execute(
-                "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
-            ).fetchone()
+            chunks, embedded = indexdb.vector_coverage(conn, model)
+            dim = indexdb.vector_dim_of(conn, model)
             changes = pending_changes(store, conn)
             complete = read_meta(conn, "complete") == "1"
             indexed_at = read_meta(conn, "indexed_at")
@@ -50,7 +45,7 @@ def store_status(store: Store) -> dict[str, object]:
         "embedded_chunks": embedded,
         "vector_coverage": round(embedded / chunks, 4) if chunks else None,
         "model": model,
-        "dimension": dim[0] if dim else None,
+        "dimension": dim,
         "index_db": str(store.index_path),
         "state_db": str(store.state_path) if store.state_path.exists() else None,
         "state_rows": len(known),

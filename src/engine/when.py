@@ -171,7 +171,7 @@ def relative_span(
 
 
 def qualify(span: tuple[dt.datetime, dt.datetime], qualifier: str | None, said: str) -> Window:
-    """"before X" is the time just ahead of X, "after X" the time just after it."""
+    """ "before X" is the time just ahead of X, "after X" the time just after it."""
     start, end = span
     qualifier = (qualifier or "").lower()
     if qualifier in ("before", "until", "by"):

@@ -17,7 +17,8 @@ from arms_doc.checks import quality_findings
 from arms_doc.reader import FIELDS, read_registry
 from arms_doc.statements import assemble_statements
 from engine.arms import ARMS, Arm
-from engine.assemble import Available, assemble
+from engine.assemble import assemble
+from engine.contract import Available
 from engine.fingerprint import ranking
 from engine.scope import ScopeSpec, build_scope
 

@@ -15,24 +15,27 @@ import apsw
 import pytest
 
 from engine.arms import ARMS, Arm
-from engine.assemble import (
-    RRF_K,
-    Assembly,
-    AssemblyError,
-    Available,
-    assemble,
-    bound_prefix,
-    highest_placeholder,
-)
+from engine.assemble import RRF_K, Assembly, AssemblyError, assemble
+from engine.contract import INPUTS, Available, bind, bound_prefix
 from engine.db import ensure_vector_table, open_index, open_state
 from engine.query import sanitize
 from engine.scope import ScopeSpec, build_scope
 
+INPUT = {i.name: i for i in INPUTS}
+
+
+def lacking(*inputs: str) -> Available:
+    return Available({name: INPUT[name].missing for name in inputs})
+
+
 ALL = Available()
-NO_VECTOR = Available(query_vector=False)
-NO_TERMS = Available(query_terms=False)
-NO_STATE = Available(state_plane=False)
-PRIORS_ONLY = Available(query_vector=False, query_terms=False)
+#: A typical search names no time: the time arm drops.
+TYPICAL = lacking("query_time")
+NO_VECTOR = lacking("query_vector", "query_time")
+NO_TERMS = lacking("query_terms", "query_time")
+NO_STATE = lacking("state_plane", "query_time")
+PRIORS_ONLY = lacking("query_vector", "query_terms", "query_time")
+TIME_DROPPED = {"time": INPUT["query_time"].missing}
 ARM = {arm.name: arm for arm in ARMS}
 
 
@@ -54,7 +57,7 @@ def contribution(weight: str, arm: str) -> str:
 def test_every_arm_fires_when_every_input_is_available():
     assembly = assemble(ALL)
     assert (names(assembly.fired), assembly.dropped) == (
-        ["fts", "vector", "recency", "salience"],
+        ["fts", "vector", "recency", "salience", "time"],
         {},
     )
 
@@ -68,7 +71,12 @@ def test_every_arm_fires_when_every_input_is_available():
     ],
 )
 def test_arm_is_dropped_with_the_reason_its_input_is_missing(available, arm, reason):
-    assert assemble(available).dropped == {arm: reason}
+    assert assemble(available).dropped == {arm: reason, **TIME_DROPPED}
+
+
+def test_the_reason_the_search_gives_is_the_reason_reported():
+    available = Available({"query_vector": "lexical search requested (--no-vector)"})
+    assert assemble(available).dropped == {"vector": "lexical search requested (--no-vector)"}
 
 
 def test_dropped_arm_has_no_cte_and_no_rank_column():
@@ -77,10 +85,15 @@ def test_dropped_arm_has_no_cte_and_no_rank_column():
 
 
 def test_arms_needing_nothing_survive_when_every_input_is_missing():
-    assembly = assemble(Available(query_vector=False, state_plane=False, query_terms=False))
+    assembly = assemble(lacking(*INPUT))
     assert (names(assembly.fired), assembly.dropped) == (
         ["recency"],
-        {"fts": "no query terms", "vector": "no query vector", "salience": "no state plane"},
+        {
+            "fts": "no query terms",
+            "vector": "no query vector",
+            "salience": "no state plane",
+            **TIME_DROPPED,
+        },
     )
 
 
@@ -95,8 +108,12 @@ def test_empty_registry_gives_an_empty_statement():
 # --- placeholders --------------------------------------------------------------------------
 
 
-def test_full_statement_uses_placeholders_1_to_4():
-    assert placeholders(assemble(ALL).sql) == {1, 2, 3, 4}
+def test_full_statement_uses_every_fixed_placeholder():
+    assert placeholders(assemble(ALL).sql) == {1, 2, 3, 4, 5, 6}
+
+
+def test_typical_statement_uses_placeholders_1_to_4():
+    assert placeholders(assemble(TYPICAL).sql) == {1, 2, 3, 4}
 
 
 def test_dropping_the_vector_arm_removes_4_and_keeps_1_2_3():
@@ -111,8 +128,11 @@ def test_priors_alone_use_only_the_final_limit():
     assert placeholders(assemble(PRIORS_ONLY).sql) == {3}
 
 
-SCOPE = "(f.kind IN (?5, ?6) AND f.archived = 0)"
-EVERY_AVAILABILITY = [Available(*flags) for flags in itertools.product([True, False], repeat=3)]
+SCOPE = "(f.kind IN (?7, ?8) AND f.archived = 0)"
+EVERY_AVAILABILITY = [
+    lacking(*(name for name, gone in zip(INPUT, flags, strict=True) if gone))
+    for flags in itertools.product([True, False], repeat=len(INPUT))
+]
 
 
 @pytest.mark.parametrize("available", EVERY_AVAILABILITY, ids=repr)
@@ -124,7 +144,7 @@ def test_surviving_arms_keep_their_sql_exactly_as_in_the_full_statement(availabl
 
 @pytest.mark.parametrize("available", EVERY_AVAILABILITY, ids=repr)
 def test_scope_placeholders_survive_every_drop(available):
-    assert {5, 6} <= placeholders(assemble(available, SCOPE).sql)
+    assert {7, 8} <= placeholders(assemble(available, SCOPE).sql)
 
 
 @pytest.mark.parametrize("available", EVERY_AVAILABILITY, ids=repr)
@@ -144,7 +164,7 @@ def test_no_scope_slot_is_left_unfilled():
 
 # --- bound_prefix --------------------------------------------------------------------------
 
-PARAMS = ("q", 40, 10, b"vec", "kind-a", "kind-b")
+PARAMS = ("q", 40, 10, b"vec", "from", "to", "kind-a", "kind-b")
 
 
 def test_bound_prefix_ends_at_the_highest_placeholder():
@@ -152,11 +172,22 @@ def test_bound_prefix_ends_at_the_highest_placeholder():
 
 
 def test_bound_prefix_keeps_values_for_skipped_numbers():
-    assert bound_prefix("SELECT ?3 WHERE x = ?5", PARAMS) == ("q", 40, 10, b"vec", "kind-a")
+    assert bound_prefix("SELECT ?3 WHERE x = ?5", PARAMS) == ("q", 40, 10, b"vec", "from")
 
 
 def test_bound_prefix_reads_multi_digit_placeholders():
-    assert highest_placeholder("SELECT ?1, ?12") == 12
+    assert len(bound_prefix("SELECT ?1, ?12", tuple(range(20)))) == 12
+
+
+def test_bind_orders_values_by_placeholder_number_and_nulls_the_missing():
+    assert bind({"limit": 10, "match": "q"}, ("kind-a",)) == (
+        "q", None, 10, None, None, None, "kind-a",
+    )  # fmt: skip
+
+
+def test_bind_refuses_a_parameter_the_contract_does_not_have():
+    with pytest.raises(ValueError, match="no such parameter: vector"):
+        bind({"vector": b""}, ())
 
 
 def test_bound_prefix_of_a_statement_without_placeholders_is_empty():
@@ -184,7 +215,7 @@ def test_weight_override_is_inlined_as_a_literal():
 
 
 def test_weight_override_adds_no_placeholder():
-    assert placeholders(assemble(ALL, weights={"recency": 0.25}).sql) == {1, 2, 3, 4}
+    assert placeholders(assemble(ALL, weights={"recency": 0.25}).sql) == {1, 2, 3, 4, 5, 6}
 
 
 def test_integer_weight_is_written_as_a_float_literal():
@@ -325,7 +356,10 @@ def run(
 ) -> list[dict[str, object]]:
     """Execute an assembly as a search does; rows as dicts keyed by column name."""
     scope = build_scope(spec or ScopeSpec())
-    params = (sanitize(query).all_form(), 40, 10, vector(1, 0, 0), *scope.values)
+    values = {"match": sanitize(query).all_form(), "candidate_limit": 40, "limit": 10}
+    values |= {"query_vector": vector(1, 0, 0)}
+    values |= {"time_from": "2026-10-01 00:00:00", "time_to": "2026-10-31 23:59:59"}
+    params = bind(values, scope.values)
     cursor = conn.execute(assembly.sql, bound_prefix(assembly.sql, params))
     columns = [name for name, _ in cursor.get_description()]
     return [dict(zip(columns, row, strict=True)) for row in cursor]
@@ -339,9 +373,14 @@ def search(conn, available: Available, query: str = "rotate", spec=None, **kwarg
 def test_full_statement_runs_and_returns_every_arms_rank_column(index):
     rows = search(index, ALL)
     assert list(rows[0]) == [
-        "path", "title", "kind", "event_at", "updated_at", "tags", "id", "score",
-        "fts_rank", "vector_rank", "recency_rank", "salience_rank",
+        "path", "title", "kind", "event_at", "file_id", "score",
+        "fts_rank", "vector_rank", "recency_rank", "salience_rank", "time_rank",
     ]  # fmt: skip
+
+
+def test_time_arm_ranks_the_memory_inside_the_named_time_first(index):
+    ranks = {row["path"]: row["time_rank"] for row in search(index, ALL)}
+    assert ranks["ops/rotate.md"] == 1 and ranks["ops/backup-rotation.md"] == 2
 
 
 def test_full_statement_finds_in_scope_memories_only(index):
@@ -400,9 +439,7 @@ def test_weight_override_changes_the_score_it_inlines(index):
 TITLE_LEN = Arm(
     name="title_len",
     weight=0.3,
-    needs_query_vector=False,
-    needs_state_plane=False,
-    needs_query_terms=False,
+    needs=(),
     prose="Shorter titles first: a prior, so it ranks only the query arms' candidates.",
     sql="""
 SELECT path, row_number() OVER (ORDER BY title_length, path) AS rank
@@ -451,9 +488,13 @@ def test_fifth_arm_contributes_its_weight_to_the_score(index):
 
 
 def test_fifth_arm_is_dropped_like_any_other_when_its_input_is_missing():
-    needs_state = Arm(**{**vars(TITLE_LEN), "needs_state_plane": True})
+    needs_state = Arm(**{**vars(TITLE_LEN), "needs": ("state_plane",)})
     assembly = assemble(NO_STATE, arms=[*ARMS, needs_state])
-    assert assembly.dropped == {"salience": "no state plane", "title_len": "no state plane"}
+    assert assembly.dropped == {
+        "salience": "no state plane",
+        "title_len": "no state plane",
+        **TIME_DROPPED,
+    }
 
 
 def test_fifth_arm_weight_can_be_overridden():

@@ -58,13 +58,13 @@ def test_search_json_has_the_documented_shape(example_store):
     assert all(set(arm) == {"rank", "contribution"} for arm in hit["arms"].values())
 
 
-def test_search_explain_json_shows_sql_and_replayable_params(example_store):
+def test_search_sql_json_shows_sql_and_replayable_params(example_store):
     data = json.loads(
         run(
             "search",
             "flaky tests",
             "--json",
-            "--explain",
+            "--sql",
             "--kind",
             "episodic",
             store=example_store,
@@ -72,7 +72,72 @@ def test_search_explain_json_shows_sql_and_replayable_params(example_store):
     )
     assert data["sql"].startswith("WITH")
     assert data["params"][3].startswith("<float32[384]")
-    assert data["params"][4] == '["episodic"]'
+    assert data["params"][6] == '["episodic"]'
+
+
+def test_search_explain_json_adds_no_sql(example_store):
+    result = run("search", "flaky tests", "--json", "--explain", store=example_store)
+    data = json.loads(result.stdout)
+    assert "sql" not in data and "params" not in data
+    assert all(hit["arms"] for hit in data["hits"])
+
+
+def test_search_explain_shows_each_hits_arm_ranks_and_no_sql(example_store):
+    result = run("search", "flaky tests", "--limit", "2", "--explain", store=example_store)
+    scores = [line for line in result.stdout.splitlines() if line.startswith("    score ")]
+    assert len(scores) == 2
+    assert "fts #" in scores[0] and " = " in scores[0]
+    assert "SQL" not in result.stdout and "WITH" not in result.stdout
+
+
+def test_search_sql_prints_the_statement_and_its_values_after_the_hits(example_store):
+    result = run("search", "flaky tests", "--limit", "2", "--sql", store=example_store)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(" 1. ")
+    assert "-- SQL (bind these values in order: ?1, ?2, ...)" in lines
+    assert lines[-1].startswith('-- values: ["\\"flaky\\" AND \\"tests\\"", 40, 2, "<float32[384]')
+    assert not any(line.startswith("    score ") for line in lines)
+
+
+def test_a_normal_search_prints_nothing_on_stderr(example_store):
+    assert run("read", "facts/environments.md", store=example_store).exit_code == 0
+    result = run("search", "staging database port", store=example_store)
+    assert result.exit_code == 0 and result.stdout
+    assert result.stderr == ""
+
+
+def test_a_lexical_search_asked_for_prints_nothing_on_stderr(example_store):
+    assert run("read", "facts/environments.md", store=example_store).exit_code == 0
+    result = run("search", "staging database port", "--no-vector", store=example_store)
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_a_ranking_that_cannot_run_is_named_in_plain_words_with_the_reason(example_store):
+    result = run("search", "?!", "--no-vector", store=example_store)
+    assert result.stderr.startswith("memsift: full-text ranking off: no query terms")
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_degraded_search_says_so_and_why(tmp_path):
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n\nthe staging port is 6432", encoding="utf-8")
+    assert run("index", "--no-embed", store=root).exit_code == 0
+    assert run("read", "a.md", store=root).exit_code == 0
+    result = run("search", "staging port", store=root)
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "memsift: search degraded: results may be weaker than usual",
+        "memsift: semantic ranking off: the index holds no vectors yet; run `memsift index` "
+        "to embed with all-MiniLM-L6-v2-int8",
+    ]
+
+
+def test_search_stderr_uses_no_internal_words(example_store):
+    for query in ("staging database port", "?!", ""):
+        stderr = run("search", query, store=example_store).stderr
+        for word in ("fts form", "arms:", "DEGRADED", "dropped", "fts "):
+            assert word not in stderr, (query, word)
 
 
 def test_search_human_output_lists_rank_title_and_path(example_store):

@@ -60,12 +60,13 @@ def test_a_complete_valid_file_is_read(tmp_path):
         ('[embedder]\nmodle = "x"\n', "[embedder] modle: unknown key; did you mean model?"),
         (
             "[limits]\nmax_results = 5\n",
-            "[limits] max_results: unknown key; [limits] accepts max_file_bytes",
+            "[limits] max_results: unknown key; [limits] accepts max_file_bytes, min_similarity",
         ),
         ("[weights]\nftz = 1\n", "[weights] ftz: unknown arm; did you mean fts?"),
         (
             "[weights]\npopularity = 1\n",
-            "[weights] popularity: unknown arm; [weights] accepts fts, vector, recency, salience",
+            "[weights] popularity: unknown arm; [weights] accepts fts, vector, recency, salience, "
+            "time",
         ),
         (
             '[limits]\nmodel = "x"\n',

@@ -1,4 +1,4 @@
-"""Scopes: a ScopeSpec in, one SQL condition over ``f`` with values bound from ?5 out."""
+"""Scopes: a ScopeSpec in, one SQL condition over ``f`` with values bound from ?7 out."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.assemble import bound_prefix
+from engine.contract import bind, bound_prefix
 from engine.db import INDEX_SCHEMA, connect
 from engine.scope import FIRST_SCOPE_PARAM, Scope, ScopeError, ScopeSpec, build_scope
 
@@ -22,8 +22,8 @@ def placeholders(sql: str) -> list[int]:
 # --- the SQL and its values ----------------------------------------------------------------
 
 
-def test_first_scope_placeholder_is_5():
-    assert FIRST_SCOPE_PARAM == 5
+def test_first_scope_placeholder_follows_the_six_fixed_ones():
+    assert FIRST_SCOPE_PARAM == 7
 
 
 def test_default_scope_excludes_archived_and_tasks_as_literals():
@@ -34,10 +34,10 @@ def test_include_archived_drops_the_archived_literal():
     assert build_scope(ScopeSpec(include_archived=True)) == Scope("(f.kind IS NOT 'task')", ())
 
 
-def test_kinds_are_bound_at_placeholder_5_as_one_json_array():
+def test_kinds_are_bound_at_the_first_scope_placeholder_as_one_json_array():
     scope = build_scope(ScopeSpec(kinds=("episodic", "semantic")))
     assert scope == Scope(
-        "(f.archived = 0 AND f.kind IN (SELECT value FROM json_each(?5)))",
+        "(f.archived = 0 AND f.kind IN (SELECT value FROM json_each(?7)))",
         ('["episodic", "semantic"]',),
     )
 
@@ -52,7 +52,7 @@ def test_naming_kinds_replaces_the_task_exclusion():
 
 def test_tags_are_bound_at_one_placeholder_as_one_json_array():
     scope = build_scope(ScopeSpec(tags=("Infra", "staging")))
-    assert (placeholders(scope.sql), scope.values) == ([5, 5], ('["infra", "staging"]',))
+    assert (placeholders(scope.sql), scope.values) == ([7, 7], ('["infra", "staging"]',))
 
 
 def test_tags_bound_as_json_keep_non_ascii_text_as_written():
@@ -69,7 +69,7 @@ def test_the_sql_of_a_scope_does_not_grow_with_the_number_of_values(count):
 
 def test_path_prefix_is_one_value_used_twice():
     scope = build_scope(ScopeSpec(path_prefix="people/"))
-    assert "substr(f.path, 1, length(?5)) = ?5" in scope.sql
+    assert "substr(f.path, 1, length(?7)) = ?7" in scope.sql
     assert scope.values == ("people/",)
 
 
@@ -87,7 +87,7 @@ def test_placeholders_are_numbered_in_order_kinds_tags_prefix_since_until():
             until="2026-01-31",
         )
     )
-    assert placeholders(scope.sql) == [5, 6, 6, 7, 7, 8, 9]
+    assert placeholders(scope.sql) == [7, 8, 8, 9, 9, 10, 11]
     assert scope.values == (
         '["episodic"]',
         '["infra", "db"]',
@@ -135,13 +135,13 @@ def test_sql_of_a_scope_does_not_depend_on_its_values():
 
 def test_since_bare_date_starts_at_midnight():
     scope = build_scope(ScopeSpec(since="2026-10-03"))
-    assert "coalesce(f.event_at, f.updated_at) >= ?5" in scope.sql
+    assert "coalesce(f.event_at, f.updated_at) >= ?7" in scope.sql
     assert scope.values == ("2026-10-03 00:00:00",)
 
 
 def test_until_bare_date_includes_the_whole_day():
     scope = build_scope(ScopeSpec(until="2026-10-03"))
-    assert "coalesce(f.event_at, f.updated_at) <= ?5" in scope.sql
+    assert "coalesce(f.event_at, f.updated_at) <= ?7" in scope.sql
     assert scope.values == ("2026-10-03 23:59:59",)
 
 
@@ -240,10 +240,10 @@ def index() -> apsw.Connection:
 
 
 def in_scope(conn: apsw.Connection, spec: ScopeSpec) -> list[str]:
-    """Paths the scope lets through, bound as a search binds: ?1-?4 first, the prefix used."""
+    """Paths the scope lets through, bound as a search binds: the fixed values first."""
     scope = build_scope(spec)
     sql = f"SELECT f.path FROM files AS f WHERE {scope.sql} ORDER BY f.path"
-    params = bound_prefix(sql, (None, None, None, None, *scope.values))
+    params = bound_prefix(sql, bind({}, scope.values))
     return [path for (path,) in conn.execute(sql, params)]
 
 

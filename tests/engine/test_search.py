@@ -46,8 +46,8 @@ def test_dropped_vector_arm_leaves_other_placeholders_numbered(indexed):
     store = indexed({"a.md": memory("Alpha", "alpha beta", kind="semantic")})
     result = search(store, "alpha", use_vector=False, scope=ScopeSpec(kinds=("semantic",)))
     assert "?4" not in result.sql
-    assert all(f"?{n}" in result.sql for n in (1, 2, 3, 5))
-    assert result.params == ('"alpha"', 40, 10, None, '["semantic"]')
+    assert all(f"?{n}" in result.sql for n in (1, 2, 3, 7))
+    assert result.params == ('"alpha"', 40, 10, None, None, None, '["semantic"]')
 
 
 def test_bound_tuple_stops_at_the_highest_placeholder(indexed):
@@ -138,6 +138,28 @@ def test_reading_one_memory_never_reorders_a_query_it_is_not_a_hit_of(
     after = search(store, "deploy pipeline", use_vector=False)
     assert "salience" in after.arms_fired
     assert [(h.path, h.score) for h in after.hits] == [(h.path, h.score) for h in before.hits]
+
+
+def test_a_query_naming_a_date_ranks_the_memory_of_that_day_by_the_time_arm(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    store = indexed(
+        {
+            "a.md": memory("Pasta", "we made pasta", event_at="2023-12-29T19:00:00"),
+            "b.md": memory("Pasta", "we made pasta again", event_at="2024-01-20T19:00:00"),
+        }
+    )
+    result = search(store, "what pasta did we make on 29 Dec 2023", embedder=hash_embedder)
+    assert "time" in result.arms_fired
+    assert result.params[4:6] == ("2023-12-29 00:00:00", "2023-12-29 23:59:59")
+    ranks = {h.path: h.arms["time"].rank for h in result.hits}
+    assert ranks == {"a.md": 1, "b.md": 2}
+
+
+def test_a_query_naming_no_time_drops_the_time_arm_with_the_reason(indexed, hash_embedder):
+    store = indexed({"a.md": memory("Pasta", "we made pasta")})
+    result = search(store, "pasta", embedder=hash_embedder)
+    assert result.arms_dropped["time"] == "the query names no date or period"
 
 
 def test_probe_binds_all_terms_when_one_memory_holds_them_all(indexed):

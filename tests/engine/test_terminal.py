@@ -89,13 +89,14 @@ def test_search_escapes_titles_paths_and_snippets(hostile):
     assert "[evil\\x1b]0;pwned\\x07.md]" in zebra.stdout
 
 
-def test_search_escapes_its_stderr_notes_and_explain_values(hostile):
-    result = run(hostile, "search", "deploy", "--tag", f"{TITLE_ATTACK}\u202e", "--explain")
+def test_search_escapes_its_stderr_notes_and_sql_values(hostile):
+    result = run(hostile, "search", "deploy", "--tag", f"{TITLE_ATTACK}\u202e", "--sql")
     assert result.exit_code == 1
     assert_clean(result.stdout + result.stderr)
     assert "\\x1b]0;pwned\\x07\\u202e" in result.stderr  # the empty-scope note quotes the tag
     [values] = [line for line in result.stdout.splitlines() if line.startswith("-- values: ")]
-    assert values.endswith('"\\u001b]0;pwned\\u0007\\u202e"]')  # JSON's escapes, then ours
+    # The tags are bound as one JSON array: its escapes, the outer JSON's, then ours.
+    assert values.endswith(r'"[\"\\u001b]0;pwned\\u0007\u202e\"]"]')
 
 
 def test_search_json_keeps_the_exact_text(hostile):

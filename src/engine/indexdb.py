@@ -1,0 +1,231 @@
+"""The statements that read and write ``index.db``'s rows: files, chunks and vectors.
+
+:mod:`engine.db` opens the databases and owns their schemas (with the ``meta`` table and the
+``vec_chunks`` k-NN table they include); this module owns what the rest of the engine asks of
+the index's rows, each statement in one named function, so the indexer, ``status`` and the
+CLI share one wording of each question (above all the vector coverage a search trusts) instead
+of each writing its own SQL. The fused search statement and the queries that serve it live with
+the search (:mod:`engine.assemble`, :mod:`engine.search`).
+
+Functions run statements and never open transactions: the caller groups them (the indexer
+commits in small batches so a killed run leaves a consistent index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import apsw
+
+from engine.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
+from engine.errors import DatabaseError
+
+
+class KnownFile(NamedTuple):
+    """A file as the index last saw it: enough to tell, from ``stat()``, whether it changed."""
+
+    id: int
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """One memory as written to ``files``, with its chunks as ``(text, hash of embedded text)``
+    in order."""
+
+    path: str
+    title: str
+    kind: str | None
+    event_at: str | None
+    updated_at: str
+    tags_json: str
+    archived: bool
+    content_hash: str
+    size: int
+    mtime_ns: int
+    body: str
+    chunks: Sequence[tuple[str, str]]
+
+
+# --- files -------------------------------------------------------------------------------------
+
+
+def known_files(conn: apsw.Connection) -> dict[str, KnownFile]:
+    """path -> what the index holds of it."""
+    return {
+        path: KnownFile(file_id, content_hash, size, mtime_ns)
+        for path, file_id, content_hash, size, mtime_ns in conn.execute(
+            "SELECT path, id, content_hash, size, mtime_ns FROM files"
+        )
+    }
+
+
+def file_fingerprints(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime_ns) as indexed, to tell cheaply whether files changed since."""
+    return {
+        path: (size, mtime_ns)
+        for path, size, mtime_ns in conn.execute("SELECT path, size, mtime_ns FROM files")
+    }
+
+
+def indexed_paths(conn: apsw.Connection) -> set[str]:
+    return {path for (path,) in conn.execute("SELECT path FROM files")}
+
+
+def file_count(conn: apsw.Connection) -> int:
+    (count,) = conn.execute("SELECT count(*) FROM files").fetchone()
+    return int(count)
+
+
+def write_file(conn: apsw.Connection, row: FileRow) -> int:
+    """Insert or update ``row`` by path and replace its chunks; returns the file's id.
+
+    FTS5 follows by trigger; the chunks' vectors (keyed by text hash) stay where the text did
+    not change, and ``vec_chunks`` follows the chunks by trigger."""
+    (file_id,) = conn.execute(
+        """
+        INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived,
+                          content_hash, size, mtime_ns, body)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(path) DO UPDATE SET
+            title = excluded.title, kind = excluded.kind, event_at = excluded.event_at,
+            updated_at = excluded.updated_at, tags = excluded.tags,
+            archived = excluded.archived, content_hash = excluded.content_hash,
+            size = excluded.size, mtime_ns = excluded.mtime_ns, body = excluded.body
+        RETURNING id
+        """,
+        (
+            row.path,
+            row.title,
+            row.kind,
+            row.event_at,
+            row.updated_at,
+            row.tags_json,
+            int(row.archived),
+            row.content_hash,
+            row.size,
+            row.mtime_ns,
+            row.body,
+        ),
+    ).fetchone()
+    conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+    conn.executemany(
+        "INSERT INTO chunks(file_id, seq, text, hash) VALUES (?, ?, ?, ?)",
+        [(file_id, seq, text, digest) for seq, (text, digest) in enumerate(row.chunks)],
+    )
+    return int(file_id)
+
+
+def touch_files(conn: apsw.Connection, touched: Iterable[tuple[int, str, str]]) -> None:
+    """Record new ``(mtime_ns, updated_at, path)`` of files whose bytes did not change; FTS5
+    is not touched (its trigger watches the indexed columns only)."""
+    conn.executemany("UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched)
+
+
+def delete_files(conn: apsw.Connection, paths: Iterable[str]) -> None:
+    """Remove files by path; their chunks cascade and FTS5 follows by trigger."""
+    conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+
+
+def unique_content_paths(conn: apsw.Connection) -> dict[str, str]:
+    """content hash -> path, for contents exactly one indexed file holds (where a state row may
+    follow a rename without doubt)."""
+    return dict(
+        conn.execute(
+            "SELECT content_hash, min(path) FROM files GROUP BY content_hash HAVING count(*) = 1"
+        ).fetchall()
+    )
+
+
+def content_hash_of(conn: apsw.Connection, path: str) -> str | None:
+    row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (path,)).fetchone()
+    return row[0] if row else None
+
+
+def indexed_content_hash(index_path: Path, path: str) -> str | None:
+    """The indexed content hash of ``path``, or None; best effort (a missing, damaged or busy
+    index gives None), since it only lets a state row follow a later rename and must never stop
+    a memory being read or reinforced."""
+    try:
+        conn = open_index_reader(index_path)
+    except (IndexMissing, DatabaseError):
+        return None
+    try:
+        return content_hash_of(conn, path)
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
+
+
+# --- vectors -----------------------------------------------------------------------------------
+
+
+def vector_coverage(conn: apsw.Connection, model: str | None) -> tuple[int, int]:
+    """(chunks, chunks with a vector of ``model``): the figure a search trusts the vector arm
+    by, counted the one way ``index``, ``status`` and a search after an interrupted run share."""
+    chunks, embedded = conn.execute(
+        "SELECT count(*), count(e.hash) FROM chunks AS c "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+        (model or "",),
+    ).fetchone()
+    return int(chunks), int(embedded)
+
+
+def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None) -> None:
+    """Store chunk and vector counts so a search can judge the vector plane without counting."""
+    chunks, embedded = vector_coverage(conn, model)
+    write_meta(conn, "chunks", chunks)
+    write_meta(conn, "embedded_chunks", embedded)
+    if model:
+        write_meta(conn, "model", model)
+    if dim:
+        write_meta(conn, "dim", dim)
+        ensure_vector_table(conn, dim)
+
+
+def vector_dim_of(conn: apsw.Connection, model: str | None) -> int | None:
+    """The width of the stored vectors of ``model``, or None when it has none."""
+    row = conn.execute(
+        "SELECT dim FROM embeddings WHERE model = ? LIMIT 1", (model or "",)
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def drop_other_vectors(conn: apsw.Connection, model: str, dim: int) -> None:
+    """Delete vectors of any other model or width: two models' vectors never mix."""
+    conn.execute("DELETE FROM embeddings WHERE model != ? OR dim != ?", (model, dim))
+
+
+def drop_unused_vectors(conn: apsw.Connection) -> None:
+    """Delete vectors no chunk's text hash points at any more."""
+    conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+
+
+def chunks_without_vectors(conn: apsw.Connection) -> list[tuple[str, str, str]]:
+    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet."""
+    return conn.execute(
+        """
+        SELECT c.hash, f.title, c.text
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        LEFT JOIN embeddings AS e ON e.hash = c.hash
+        WHERE e.hash IS NULL
+        GROUP BY c.hash
+        """
+    ).fetchall()
+
+
+def add_vectors(
+    conn: apsw.Connection, model: str, dim: int, vectors: Iterable[tuple[str, bytes]]
+) -> None:
+    """Store ``(text hash, float32 blob)`` pairs of ``model``; a hash already embedded (by a
+    concurrent or earlier run) keeps its vector."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
+        [(digest, model, dim, blob) for digest, blob in vectors],
+    )
