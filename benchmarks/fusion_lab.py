@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.assemble import bound_prefix
+from engine.contract import bound_prefix
 from engine.db import open_index
 from engine.embedder import default_embedder
 from engine.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store

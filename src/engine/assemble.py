@@ -29,7 +29,9 @@ from engine.arm_rules import (
     weight_problem,
 )
 from engine.arms import ARMS, Arm
-from engine.contract import Available
+from engine.contract import INPUTS, Available
+
+INPUT_BY_NAME = {i.name: i for i in INPUTS}
 
 RRF_K = 60
 #: The columns of every hit the statement returns, before one ``<arm>_rank`` per fired arm.
@@ -43,6 +45,9 @@ class Assembly:
     sql: str
     fired: tuple[Arm, ...]
     dropped: dict[str, str] = field(default_factory=dict)
+    #: Arms dropped in the normal course of things (an input whose absence is routine, such as
+    #: a query naming no time): reported in the result, not worth a warning.
+    routine: tuple[str, ...] = ()
 
 
 class AssemblyError(ValueError):
@@ -102,7 +107,9 @@ def assemble(
     weights = resolve_weights(arms, {}, weights or {})
     fired: list[tuple[Arm, str]] = []
     dropped: dict[str, str] = {}
+    routine: list[str] = []
     for arm in arms:
+        need = available.lacking(arm.needs)
         reason = available.reason(arm.needs)
         weight = weights[arm.name]
         literal = weight_literal(arm.name, weight)
@@ -110,10 +117,12 @@ def assemble(
             reason = "weight 0 in configuration"
         if reason:
             dropped[arm.name] = reason
+            if need is not None and INPUT_BY_NAME[need].routine:
+                routine.append(arm.name)
         else:
             fired.append((arm, literal))
     if not fired:
-        return Assembly("", (), dropped)
+        return Assembly("", (), dropped, tuple(routine))
     finders = [arm for arm, _ in fired if reads_query(arm.needs)]
     priors = [arm for arm, _ in fired if not reads_query(arm.needs)]
     ctes = [cte(arm, scope_sql) for arm in finders]
@@ -147,7 +156,7 @@ def assemble(
         f"ORDER BY fused.score DESC, arm_{lead}.rank IS NULL, arm_{lead}.rank, fused.path\n"
         "LIMIT ?3"
     )
-    return Assembly(sql, tuple(arm for arm, _ in fired), dropped)
+    return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
 
 
 def cte(arm: Arm, scope_sql: str) -> str:

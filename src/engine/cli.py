@@ -245,7 +245,8 @@ def search_command(
         emit(result.to_json(explain=show_sql))
     else:
         print_result(result, explain, show_sql)
-        for line in search_account(result, asked_off=vector_arms() if no_vector else set()):
+        quiet = set(result.routine_drops) | (vector_arms() if no_vector else set())
+        for line in search_account(result, asked_off=quiet):
             click.echo(click.style(f"memsift: {printable(line)}", dim=True), err=True)
     if not result.hits:
         ctx.exit(1)
@@ -257,13 +258,13 @@ ARM_WORDS = {"fts": "full-text ranking", "vector": "semantic ranking"}
 
 def vector_arms() -> set[str]:
     """The arms --no-vector turns off: those that need a query vector."""
-    return {arm.name for arm in ARMS if arm.needs_query_vector}
+    return {arm.name for arm in ARMS if "query_vector" in arm.needs}
 
 
 def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
     """What a user must know about how a search ran, one line each, in the user's words: that
     it was degraded, every ranking that could not run and why, and the notes. Nothing for a
-    normal search, nor for an arm the user turned off on this command line."""
+    normal search, nor for an arm the user turned off or that dropped in the normal course."""
     lines = ["search degraded: results may be weaker than usual"] if result.degraded else []
     for name, why in result.arms_dropped.items():
         if name not in asked_off:

@@ -31,6 +31,9 @@ class Input:
     finds: bool
     #: The reason given when it is missing and the search knows no more specific one.
     missing: str
+    #: True when its absence is the normal case (most queries name no time; a store has no
+    #: state plane until a memory is read): an arm dropped for it is not worth a warning.
+    routine: bool = False
 
 
 INPUTS: tuple[Input, ...] = (
@@ -41,9 +44,14 @@ INPUTS: tuple[Input, ...] = (
         "a time the query names (a date, a month, a year)",
         False,
         "the query names no date or period",
+        routine=True,
     ),
     Input(
-        "state_plane", "the state plane (`state.db`, attached as `state`)", False, "no state plane"
+        "state_plane",
+        "the state plane (`state.db`, attached as `state`)",
+        False,
+        "no state plane",
+        routine=True,
     ),
 )
 INPUT_NAMES = tuple(i.name for i in INPUTS)
@@ -103,12 +111,14 @@ class Available:
 
     missing: Mapping[str, str] = field(default_factory=dict)
 
+    def lacking(self, needs: Sequence[str]) -> str | None:
+        """The first input of ``needs`` this search lacks, or None."""
+        return next((need for need in needs if need in self.missing), None)
+
     def reason(self, needs: Sequence[str]) -> str | None:
         """Why an arm needing ``needs`` cannot run (the first missing input), or None."""
-        for need in needs:
-            if need in self.missing:
-                return self.missing[need]
-        return None
+        need = self.lacking(needs)
+        return None if need is None else self.missing[need]
 
 
 def bind(values: Mapping[str, object], scope_values: Sequence[object]) -> tuple[object, ...]:

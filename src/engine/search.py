@@ -79,6 +79,9 @@ class SearchResult:
     abstained: bool = False
     #: The best similarity among the hits found (withheld or not), when there was a vector.
     best_similarity: float | None = None
+    #: Arms that dropped in the normal course of things (no date in the query, no state plane
+    #: yet): listed in arms_dropped, but nothing a user needs warning of.
+    routine_drops: tuple[str, ...] = ()
 
     def to_json(self, *, explain: bool = False) -> dict[str, object]:
         out: dict[str, object] = {
@@ -383,7 +386,7 @@ def run_search(
         else:
             vector = to_blob(embedder.embed([query[:MAX_EMBED_QUERY_CHARS]])[0])
     if not has_state:
-        missing["state_plane"] = "no state plane yet (memsift read/reinforce creates it)"
+        missing["state_plane"] = "no memory has been read or reinforced yet"
     match, form = choose_fts_form(conn, terms, built)
     if match is None:
         missing["query_terms"] = "no query terms (nothing searchable in the query text)"
@@ -397,6 +400,7 @@ def run_search(
         hits=[],
         arms_fired=[a.name for a in assembly.fired],
         arms_dropped=dict(assembly.dropped),
+        routine_drops=assembly.routine,
         fts_form=form if match is not None and "fts" not in assembly.dropped else None,
         degraded=expected_missing,
         scope=spec.describe(),
