@@ -80,9 +80,7 @@ def page_context(
         {
             "name": arm.name,
             "weight": arm.weight_text,
-            "needs_query_vector": arm.needs_query_vector,
-            "needs_state_plane": arm.needs_state_plane,
-            "needs_query_terms": arm.needs_query_terms,
+            "needs": [need.replace("_", " ") for need in arm.needs],
             "prose": arm.prose,
             "sql": textwrap.dedent(arm.sql).strip("\n").rstrip(),
             "start_line": arm.start_line,
@@ -97,8 +95,11 @@ def page_context(
         }
         for arm in registry.arms
     ]
+    from engine.contract import INPUTS
+
     return {
         "registry": {"file": registry.file, "variable": registry.variable, "line": registry.line},
+        "inputs": [{"name": i.name.replace("_", " "), "doc": i.doc} for i in INPUTS],
         "docstring": (registry.docstring or "").strip(),
         "arms": arms,
         "rrf_k": statements.rrf_k,

@@ -34,9 +34,6 @@ if TYPE_CHECKING:
 
 #: Up to this many arms, every combination is prepared (2^8 - 1 = 255 statements per scope).
 EXHAUSTIVE_ARMS = 8
-#: The placeholders a search binds besides the scope's (?5 and up).
-ENGINE_PLACEHOLDERS = 4
-ARM_PLACEHOLDERS = "?1 (FTS query text), ?2 (candidate limit) or ?4 (query vector)"
 #: A placeholder number put in front of the statement: SQLite numbers a bare ``?`` one past
 #: the highest number seen so far, so after this one a bare ``?`` can never hide in a gap.
 PROBE = 1000
@@ -64,7 +61,7 @@ def check_statements(registry: Registry) -> None:
     """Prepare every statement the registry's arms can make; RegistryError on the first one
     SQLite or the engine's binding would refuse, at the line of the arm that breaks it."""
     from engine.assemble import AssemblyError, assemble
-    from engine.contract import Available
+    from engine.contract import FIRST_SCOPE_PARAM, Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
@@ -91,7 +88,8 @@ def check_statements(registry: Registry) -> None:
                     raise RegistryError(
                         registry.file, registry.line, f"cannot assemble: {exc}"
                     ) from None
-                problem = statement_problem(conn, sql, ENGINE_PLACEHOLDERS + len(scope.values))
+                bound = FIRST_SCOPE_PARAM - 1 + len(scope.values)
+                problem = statement_problem(conn, sql, bound)
                 if problem is not None:
                     # Smaller combinations passed, so the last arm added is the one that breaks.
                     culprit = entries[combination[-1].name]
@@ -168,7 +166,7 @@ def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | 
             continue  # the probe itself, or a number no placeholder uses
         if name is None:
             return Problem(
-                f"uses a bare `?`, which the engine never binds; use {ARM_PLACEHOLDERS}",
+                f"uses a bare `?`, which the engine never binds; use {arm_placeholders()}",
                 re.compile(r"\?(?!\d)"),
             )
         if not name.isdigit():
@@ -176,15 +174,22 @@ def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | 
             written = where.search(sql)
             return Problem(
                 f"uses the named placeholder `{written.group(0) if written else name}`, which "
-                f"the engine never binds (it binds numbered ones only); use {ARM_PLACEHOLDERS}",
+                f"the engine never binds (it binds numbered ones only); use {arm_placeholders()}",
                 where,
             )
         if int(name) > bound:
             return Problem(
-                f"uses ?{name}, which this search never binds; use {ARM_PLACEHOLDERS}",
+                f"uses ?{name}, which this search never binds; use {arm_placeholders()}",
                 re.compile(rf"\?{name}(?!\d)"),
             )
     return None
+
+
+def arm_placeholders() -> str:
+    """The numbered placeholders an arm may use, as messages name them (engine.contract)."""
+    from engine.contract import INPUT_NAMES, arm_params, described
+
+    return described(arm_params(INPUT_NAMES))
 
 
 def refused(exc: Exception) -> Problem:

@@ -19,20 +19,11 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
+from engine.arm_rules import WEIGHT_RULE, name_problem, registry_problems, weight_problem
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
-FIELDS = (
-    "name",
-    "weight",
-    "needs_query_vector",
-    "needs_state_plane",
-    "needs_query_terms",
-    "prose",
-    "sql",
-)
+FIELDS = ("name", "weight", "needs", "prose", "sql")
 STRING_FIELDS = frozenset({"name", "prose", "sql"})
-BOOL_FIELDS = frozenset({"needs_query_vector", "needs_state_plane", "needs_query_terms"})
 
 
 class RegistryError(Exception):
@@ -57,9 +48,8 @@ class ArmEntry:
     weight: float
     #: The weight's source text, printed as written ("1.0" stays "1.0").
     weight_text: str
-    needs_query_vector: bool
-    needs_state_plane: bool
-    needs_query_terms: bool
+    #: The inputs (``engine.contract.INPUTS``) without which the arm drops out.
+    needs: tuple[str, ...]
     #: The prose string exactly as the registry holds it (what ``engine.arms`` sees at runtime).
     raw_prose: str
     #: The SQL string exactly as the registry holds it.
@@ -181,6 +171,13 @@ class _Reader:
             arms.append(entry)
         if not arms:
             raise self.error(value, f"{self.variable} holds no arms; add at least one Arm(...)")
+        # The engine's own validation (engine.arm_rules), so the docs build refuses exactly
+        # what the assembler refuses; its warnings are arms_doc.checks' findings.
+        for problem in registry_problems(arms):
+            if problem.error:
+                entry = next(arm for arm in arms if arm.name == problem.arm)
+                line = entry.field_lines.get(problem.field, entry.start_line)
+                raise RegistryError(self.file, line, problem.message)
         return Registry(
             file=self.file,
             variable=self.variable,
@@ -284,9 +281,7 @@ class _Reader:
             name=name,
             weight=weight,
             weight_text=weight_text,
-            needs_query_vector=bool(values["needs_query_vector"]),
-            needs_state_plane=bool(values["needs_state_plane"]),
-            needs_query_terms=bool(values["needs_query_terms"]),
+            needs=values["needs"],  # type: ignore[arg-type]
             raw_prose=prose,
             sql=str(values["sql"]),
             start_line=self.line(node),
@@ -303,10 +298,17 @@ class _Reader:
                 if isinstance(value, str):
                     return value
             expected = "a string literal"
-        elif key in BOOL_FIELDS:
-            if isinstance(node, cst.Name) and node.value in ("True", "False"):
-                return node.value == "True"
-            expected = "True or False"
+        elif key == "needs":
+            if isinstance(node, cst.Tuple | cst.List):
+                names = [
+                    element.value.evaluated_value
+                    for element in node.elements
+                    if isinstance(element, cst.Element)
+                    and isinstance(element.value, cst.SimpleString | cst.ConcatenatedString)
+                ]
+                if len(names) == len(node.elements) and all(isinstance(n, str) for n in names):
+                    return tuple(names)
+            expected = 'a tuple of input names, e.g. ("query_terms",)'
         else:
             try:
                 number = _number(node)

@@ -42,23 +42,21 @@ class Statements:
 
 
 def assemble_statements(registry: Registry) -> Statements:
-    """The statement for every input present, and for the lexical floor (no vector, no state).
+    """The statement for every input present, and for the lexical floor (query terms only).
 
     Both use the default scope (no archived memories, no tasks), as a search without scope
     options does.
     """
     from engine.assemble import RRF_K, AssemblyError, assemble
-    from engine.contract import Available
+    from engine.contract import INPUTS, Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
     scope_sql = build_scope(ScopeSpec()).sql
+    floor = {i.name: i.missing for i in INPUTS if i.name != "query_terms"}
     variants = {
         "full": ("Every input present", Available()),
-        "lexical-floor": (
-            "The lexical floor: no query vector, no state plane",
-            Available(query_vector=False, state_plane=False, query_terms=True),
-        ),
+        "lexical-floor": ("The lexical floor: query terms and nothing else", Available(floor)),
     }
     built: dict[str, Statement] = {}
     for key, (title, available) in variants.items():
@@ -89,9 +87,7 @@ def engine_arms(registry: Registry) -> list[Arm]:
         Arm(
             name=entry.name,
             weight=entry.weight,
-            needs_query_vector=entry.needs_query_vector,
-            needs_state_plane=entry.needs_state_plane,
-            needs_query_terms=entry.needs_query_terms,
+            needs=entry.needs,
             prose=entry.raw_prose,
             sql=entry.sql,
         )
