@@ -90,10 +90,19 @@ def registry_arms(text: str) -> list[SimpleNamespace]:
         if isinstance(target, ast.Name) and target.id == "ARMS":
             assert isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
             return [
-                SimpleNamespace(**{k.arg: ast.literal_eval(k.value) for k in call.keywords})
+                with_needs({k.arg: ast.literal_eval(k.value) for k in call.keywords})
                 for call in node.value.elts  # type: ignore[attr-defined]
             ]
     raise ConvertError(f"{REGISTRY}: no assignment to ARMS")
+
+
+def with_needs(fields: dict[str, object]) -> SimpleNamespace:
+    """An entry with ``needs`` as input names, also for a registry that declared them as the
+    flags needs_query_terms, needs_query_vector and needs_state_plane."""
+    flags = {key: fields.pop(key) for key in list(fields) if key.startswith("needs_")}
+    if flags:
+        fields["needs"] = tuple(key.removeprefix("needs_") for key, on in flags.items() if on)
+    return SimpleNamespace(**fields)
 
 
 def ranking_at(sha256: str, commit: str | None) -> Ranking:

@@ -20,18 +20,17 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-#: The inputs an arm may need, by the names a stamp records them under.
-INPUTS = ("query_terms", "query_vector", "state_plane")
-
 
 class RankingArm(Protocol):
     """What an arm must carry to be fingerprinted: ``engine.arms.Arm`` and the docs plugin's
-    statically read entries both do. Its needs are read by :func:`needs_of`."""
+    statically read entries both do."""
 
     @property
     def name(self) -> str: ...
     @property
     def weight(self) -> float: ...
+    @property
+    def needs(self) -> tuple[str, ...]: ...
     @property
     def sql(self) -> str: ...
 
@@ -110,7 +109,7 @@ def ranking(
             ArmPrint(
                 name=arm.name,
                 weight=float(arm.weight),
-                needs=needs_of(arm),
+                needs=tuple(sorted(arm.needs)),
                 sql_sha256=hashlib.sha256(arm.sql.encode("utf-8")).hexdigest(),
             )
             for arm in arms
@@ -119,14 +118,3 @@ def ranking(
         embedder_model=DEFAULT_MODEL if embedder_model is None else embedder_model,
         embedder_dim=MINILM_DIM if embedder_dim is None else embedder_dim,
     )
-
-
-def needs_of(arm: object) -> tuple[str, ...]:
-    """The inputs ``arm`` needs, sorted: from a ``needs`` tuple of input names, or from the
-    flags ``needs_query_terms``, ``needs_query_vector`` and ``needs_state_plane``. Both
-    spellings of the same arm give the same value, so moving the registry from one to the
-    other changes no ranking and stales no result."""
-    declared = getattr(arm, "needs", None)
-    if declared is not None:
-        return tuple(sorted(str(need) for need in declared))
-    return tuple(need for need in INPUTS if getattr(arm, f"needs_{need}"))
