@@ -1,17 +1,17 @@
-"""Quality findings on a registry that reads fine but would make a poor page or a leaky arm.
+"""Quality checks on a registry that reads fine but would make a poor page or a leaky arm.
 
-The rules are the engine's (``engine.arm_rules.registry_problems``, the same function the
-assembler validates with); its warnings become findings here, placed at the line of the field
-they are about. They are warnings, not errors: the page can still be built. The plugin logs
-them through MkDocs' plugin logger, so ``mkdocs build --strict`` fails on them.
+The rules are the engine's (:func:`engine.arm_rules.arm_problems`), the same the assembler
+applies, so the page and the search cannot disagree about an entry. Here each problem is placed
+on the line of the field it concerns, and reported as a warning: the page can still be built,
+but the plugin logs it through MkDocs' plugin logger, so ``mkdocs build --strict`` fails.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arms_doc.reader import Registry
-from engine.arm_rules import registry_problems
+from arms_doc.reader import ArmEntry, Registry
+from engine.arm_rules import arm_problems
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Finding:
 
 
 def quality_findings(registry: Registry) -> list[Finding]:
-    """Every quality problem in ``registry``: the module's docstring, then each arm's."""
+    """Every quality problem in ``registry``, in source order."""
     findings: list[Finding] = []
     if not (registry.docstring or "").strip():
         findings.append(
@@ -33,11 +33,14 @@ def quality_findings(registry: Registry) -> list[Finding]:
                 "data; add a module docstring",
             )
         )
-    entries = {arm.name: arm for arm in registry.arms}
-    for problem in registry_problems(registry.arms):
-        if not problem.error:  # errors already stopped the reader
-            entry = entries[problem.arm]
-            findings.append(
-                Finding(entry.field_lines.get(problem.field, entry.start_line), problem.message)
-            )
+    for arm in registry.arms:
+        findings.extend(arm_findings(arm))
     return findings
+
+
+def arm_findings(arm: ArmEntry) -> list[Finding]:
+    """Quality problems of one arm, each on the line of its field."""
+    return [
+        Finding(arm.field_lines.get(problem.field, arm.start_line), problem.message)
+        for problem in arm_problems(arm)
+    ]

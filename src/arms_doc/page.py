@@ -17,6 +17,7 @@ from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import Registry, read_registry
 from arms_doc.render import render_page
 from arms_doc.statements import Statement, Statements, assemble_statements
+from engine.contract import FIRST_SCOPE_PARAM, INPUTS, PARAMS
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def page_context(
         {
             "name": arm.name,
             "weight": arm.weight_text,
-            "needs": [need.replace("_", " ") for need in arm.needs],
+            "needs": list(arm.needs),
             "prose": arm.prose,
             "sql": textwrap.dedent(arm.sql).strip("\n").rstrip(),
             "start_line": arm.start_line,
@@ -95,14 +96,14 @@ def page_context(
         }
         for arm in registry.arms
     ]
-    from engine.contract import INPUTS
-
     return {
         "registry": {"file": registry.file, "variable": registry.variable, "line": registry.line},
-        "inputs": [{"name": i.name.replace("_", " "), "doc": i.doc} for i in INPUTS],
         "docstring": (registry.docstring or "").strip(),
         "arms": arms,
         "rrf_k": statements.rrf_k,
+        "inputs": [{"name": i.name, "doc": i.doc, "finds": i.finds} for i in INPUTS],
+        "params": [{"number": p.number, "doc": p.doc, "input": p.input} for p in PARAMS],
+        "first_scope_param": FIRST_SCOPE_PARAM,
         "scope_sql": statements.scope_sql,
         "full": statement_context(statements.full),
         "floor": statement_context(statements.lexical_floor),

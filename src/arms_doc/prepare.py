@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from arms_doc.reader import ArmEntry, Registry, RegistryError
 from arms_doc.statements import engine_arms
+from engine.contract import FIRST_SCOPE_PARAM, PARAMS, described
 
 if TYPE_CHECKING:
     import apsw
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 
 #: Up to this many arms, every combination is prepared (2^8 - 1 = 255 statements per scope).
 EXHAUSTIVE_ARMS = 8
+#: The placeholders a search binds besides the scope's (the contract's fixed ones).
+ENGINE_PLACEHOLDERS = FIRST_SCOPE_PARAM - 1
+#: What an arm may use, for messages: the contract's placeholders open to arms.
+ARM_PLACEHOLDERS = described({p.number for p in PARAMS if p.for_arms})
 #: A placeholder number put in front of the statement: SQLite numbers a bare ``?`` one past
 #: the highest number seen so far, so after this one a bare ``?`` can never hide in a gap.
 PROBE = 1000
@@ -61,11 +66,12 @@ def check_statements(registry: Registry) -> None:
     """Prepare every statement the registry's arms can make; RegistryError on the first one
     SQLite or the engine's binding would refuse, at the line of the arm that breaks it."""
     from engine.assemble import AssemblyError, assemble
-    from engine.contract import FIRST_SCOPE_PARAM, Available
+    from engine.contract import Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
     entries = {entry.name: entry for entry in registry.arms}
+    rule_errors(registry)
     every_option = ScopeSpec(
         kinds=("semantic", "episodic"),
         tags=("infra",),
@@ -88,8 +94,7 @@ def check_statements(registry: Registry) -> None:
                     raise RegistryError(
                         registry.file, registry.line, f"cannot assemble: {exc}"
                     ) from None
-                bound = FIRST_SCOPE_PARAM - 1 + len(scope.values)
-                problem = statement_problem(conn, sql, bound)
+                problem = statement_problem(conn, sql, ENGINE_PLACEHOLDERS + len(scope.values))
                 if problem is not None:
                     # Smaller combinations passed, so the last arm added is the one that breaks.
                     culprit = entries[combination[-1].name]
@@ -99,6 +104,23 @@ def check_statements(registry: Registry) -> None:
                         problem_line(culprit, problem),
                         blame(culprit.name, others, label, problem),
                     )
+
+
+def rule_errors(registry: Registry) -> None:
+    """The engine's registry rules (the assembler's own), each error at its field's line: for
+    a placeholder an arm may not use, the line where the SQL uses it."""
+    from engine.arm_rules import registry_problems
+
+    entries = {entry.name: entry for entry in registry.arms}
+    for problem in registry_problems(registry.arms):
+        if not problem.error:
+            continue
+        entry = entries[problem.arm]
+        line = entry.field_lines.get(problem.field, entry.start_line)
+        used = re.match(r"arm '[^']*' uses \?(\d+)", problem.message)
+        if used and problem.field == "sql":
+            line = problem_line(entry, Problem("", re.compile(rf"\?{used.group(1)}(?!\d)"), True))
+        raise RegistryError(registry.file, line, problem.message)
 
 
 def blame(name: str, others: Sequence[str], label: str, problem: Problem) -> str:
@@ -166,7 +188,7 @@ def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | 
             continue  # the probe itself, or a number no placeholder uses
         if name is None:
             return Problem(
-                f"uses a bare `?`, which the engine never binds; use {arm_placeholders()}",
+                f"uses a bare `?`, which the engine never binds; use {ARM_PLACEHOLDERS}",
                 re.compile(r"\?(?!\d)"),
             )
         if not name.isdigit():
@@ -174,22 +196,15 @@ def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | 
             written = where.search(sql)
             return Problem(
                 f"uses the named placeholder `{written.group(0) if written else name}`, which "
-                f"the engine never binds (it binds numbered ones only); use {arm_placeholders()}",
+                f"the engine never binds (it binds numbered ones only); use {ARM_PLACEHOLDERS}",
                 where,
             )
         if int(name) > bound:
             return Problem(
-                f"uses ?{name}, which this search never binds; use {arm_placeholders()}",
+                f"uses ?{name}, which this search never binds; use {ARM_PLACEHOLDERS}",
                 re.compile(rf"\?{name}(?!\d)"),
             )
     return None
-
-
-def arm_placeholders() -> str:
-    """The numbered placeholders an arm may use, as messages name them (engine.contract)."""
-    from engine.contract import INPUT_NAMES, arm_params, described
-
-    return described(arm_params(INPUT_NAMES))
 
 
 def refused(exc: Exception) -> Problem:

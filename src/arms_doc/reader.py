@@ -19,11 +19,14 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from engine.arm_rules import WEIGHT_RULE, name_problem, registry_problems, weight_problem
+from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
+from engine.contract import INPUT_NAMES
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
 FIELDS = ("name", "weight", "needs", "prose", "sql")
 STRING_FIELDS = frozenset({"name", "prose", "sql"})
+#: Fields holding a tuple of string literals.
+NAMES_FIELDS = frozenset({"needs"})
 
 
 class RegistryError(Exception):
@@ -48,7 +51,7 @@ class ArmEntry:
     weight: float
     #: The weight's source text, printed as written ("1.0" stays "1.0").
     weight_text: str
-    #: The inputs (``engine.contract.INPUTS``) without which the arm drops out.
+    #: The inputs the arm needs (engine.contract.INPUTS), as written.
     needs: tuple[str, ...]
     #: The prose string exactly as the registry holds it (what ``engine.arms`` sees at runtime).
     raw_prose: str
@@ -171,13 +174,6 @@ class _Reader:
             arms.append(entry)
         if not arms:
             raise self.error(value, f"{self.variable} holds no arms; add at least one Arm(...)")
-        # The engine's own validation (engine.arm_rules), so the docs build refuses exactly
-        # what the assembler refuses; its warnings are arms_doc.checks' findings.
-        for problem in registry_problems(arms):
-            if problem.error:
-                entry = next(arm for arm in arms if arm.name == problem.arm)
-                line = entry.field_lines.get(problem.field, entry.start_line)
-                raise RegistryError(self.file, line, problem.message)
         return Registry(
             file=self.file,
             variable=self.variable,
@@ -276,12 +272,20 @@ class _Reader:
                 f"arm {name!r} has weight {shorten(weight_text)}, which is {problem}; "
                 + WEIGHT_RULE,
             )
+        for need in values["needs"]:  # type: ignore[attr-defined]
+            if need not in INPUT_NAMES:
+                raise RegistryError(
+                    self.file,
+                    lines["needs"],
+                    f"arm {name!r} needs {need!r}, which is not an input; the inputs are "
+                    + ", ".join(INPUT_NAMES),
+                )
         weight = float(values["weight"])  # type: ignore[arg-type]
         return ArmEntry(
             name=name,
             weight=weight,
             weight_text=weight_text,
-            needs=values["needs"],  # type: ignore[arg-type]
+            needs=tuple(values["needs"]),  # type: ignore[arg-type]
             raw_prose=prose,
             sql=str(values["sql"]),
             start_line=self.line(node),
@@ -298,17 +302,19 @@ class _Reader:
                 if isinstance(value, str):
                     return value
             expected = "a string literal"
-        elif key == "needs":
+        elif key in NAMES_FIELDS:
             if isinstance(node, cst.Tuple | cst.List):
-                names = [
-                    element.value.evaluated_value
-                    for element in node.elements
-                    if isinstance(element, cst.Element)
-                    and isinstance(element.value, cst.SimpleString | cst.ConcatenatedString)
-                ]
-                if len(names) == len(node.elements) and all(isinstance(n, str) for n in names):
+                names = []
+                for element in node.elements:
+                    item = element.value
+                    if not isinstance(item, cst.SimpleString) or not isinstance(
+                        item.evaluated_value, str
+                    ):
+                        break
+                    names.append(item.evaluated_value)
+                else:
                     return tuple(names)
-            expected = 'a tuple of input names, e.g. ("query_terms",)'
+            expected = "a tuple of string literals, e.g. (\"query_terms\",)"
         else:
             try:
                 number = _number(node)

@@ -23,6 +23,10 @@ def blockquote(text: str) -> str:
     return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
 
 
+def yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
 def fence(text: str, language: str = "") -> str:
     """A fenced code block that no run of backticks inside ``text`` can close early."""
     runs = (line.strip() for line in text.split("\n"))
@@ -132,6 +136,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["blockquote"] = blockquote
+    env.filters["yes_no"] = yes_no
     env.filters["fence"] = fence
     env.filters["cell"] = cell
     env.filters["html"] = escape_html

@@ -42,21 +42,25 @@ class Statements:
 
 
 def assemble_statements(registry: Registry) -> Statements:
-    """The statement for every input present, and for the lexical floor (query terms only).
+    """The statement for every input present, and for the lexical floor (no vector, no state).
 
     Both use the default scope (no archived memories, no tasks), as a search without scope
     options does.
     """
     from engine.assemble import RRF_K, AssemblyError, assemble
-    from engine.contract import INPUTS, Available
+    from engine.contract import Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
     scope_sql = build_scope(ScopeSpec()).sql
-    floor = {i.name: i.missing for i in INPUTS if i.name != "query_terms"}
     variants = {
         "full": ("Every input present", Available()),
-        "lexical-floor": ("The lexical floor: query terms and nothing else", Available(floor)),
+        "lexical-floor": (
+            "The lexical floor: no query vector, no state plane, no time named",
+            Available(
+                {need: "absent" for need in ("query_vector", "state_plane", "query_time")}
+            ),
+        ),
     }
     built: dict[str, Statement] = {}
     for key, (title, available) in variants.items():

@@ -149,8 +149,8 @@ def assemble(
     )
     sql = (
         "WITH\n" + ",\n".join(ctes) + "\n"
-        "SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at, "
-        f"f.id AS file_id, fused.score AS score{ranks}\n"
+        "SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
+        f"       f.id AS file_id, fused.score AS score{ranks}\n"
         "FROM fused\nJOIN files AS f ON f.path = fused.path"
         f"{joins}\n"
         f"ORDER BY fused.score DESC, arm_{lead}.rank IS NULL, arm_{lead}.rank, fused.path\n"

@@ -16,7 +16,9 @@ ONE_ARM = src('''
         Arm(
             name="fts",
             weight=1.0,
-            needs=("query_terms",),
+            needs=(
+                "query_terms",
+            ),
             prose="Ranks by words.",
             sql="SELECT 1",
         ),
@@ -51,8 +53,10 @@ def test_reads_arms_in_registry_order(read):
     registry = read(
         """
         ARMS = (
-            Arm(name="b", weight=1, needs=(), prose="p", sql="s"),
-            Arm(name="a", weight=1, needs=(), prose="p", sql="s"),
+            Arm(name="b", weight=1, needs=(),
+                prose="p", sql="s"),
+            Arm(name="a", weight=1, needs=(),
+                prose="p", sql="s"),
         )
         """
     )
@@ -88,8 +92,8 @@ def test_keeps_sql_exactly_as_written(read):
 def test_gives_each_entry_its_line_range(read):
     (arm,) = read(ONE_ARM).arms
 
-    assert (arm.start_line, arm.end_line) == (4, 10)
-    assert arm.field_lines["prose"] == 8
+    assert (arm.start_line, arm.end_line) == (4, 12)
+    assert arm.field_lines["prose"] == 10
 
 
 def test_reads_the_module_docstring(read):
@@ -171,7 +175,7 @@ def test_missing_registry_variable(read):
 def test_registry_assigned_twice(read):
     error = fails(read, ONE_ARM + "ARMS = ARMS + ()\n")
 
-    assert error.line == 12
+    assert error.line == 14
     assert "assigned again (first on line 3)" in error.message
 
 
@@ -206,29 +210,30 @@ def test_computed_weight_is_not_a_literal(read):
 def test_f_string_prose_is_not_a_literal(read):
     error = fails(read, ONE_ARM.replace('prose="Ranks by words."', 'prose=f"Ranks by {X}."'))
 
-    assert error.line == 8
+    assert error.line == 10
     assert "not a string literal" in error.message
 
 
 def test_literal_of_the_wrong_type(read):
-    error = fails(read, ONE_ARM.replace('needs=("query_terms",)', 'needs="query_terms"'))
+    error = fails(read, ONE_ARM.replace('"query_terms",', '"query_terms", 3,'))
 
-    assert error.line == 7
-    assert "field 'needs' is `\"query_terms\"`, not a tuple of input names" in error.message
+    assert error.line == 8
+    assert "field 'needs' is `(" in error.message
+    assert "not a tuple of string literals" in error.message
 
 
-def test_needs_holding_anything_but_string_literals_is_not_a_literal(read):
-    error = fails(read, ONE_ARM.replace('needs=("query_terms",)', "needs=(TERMS,)"))
+def test_a_need_that_is_not_an_input_is_refused_on_its_line(read):
+    error = fails(read, ONE_ARM.replace('"query_terms",', '"query_words",'))
 
-    assert error.line == 7
-    assert "field 'needs' is `(TERMS,)`, not a tuple of input names" in error.message
+    assert error.line == 8
+    assert "needs 'query_words', which is not an input; the inputs are query_terms" in error.message
 
 
 @pytest.mark.parametrize("prose", ['""', '"   "', '"""\n\n"""'])
 def test_arm_with_empty_prose(read, prose):
     error = fails(read, ONE_ARM.replace('"Ranks by words."', prose))
 
-    assert error.line == 8
+    assert error.line == 10
     assert "arm 'fts' has no prose" in error.message
 
 
@@ -242,7 +247,7 @@ def test_arm_without_prose_field(read):
 def test_arm_with_empty_sql(read):
     error = fails(read, ONE_ARM.replace('sql="SELECT 1"', 'sql=""'))
 
-    assert error.line == 9
+    assert error.line == 11
     assert "arm 'fts' has no SQL" in error.message
 
 
@@ -273,7 +278,7 @@ def test_duplicate_arm_name(read):
 
     error = fails(read, text)
 
-    assert error.line == 12
+    assert error.line == 14
     assert "duplicate arm name 'fts' (first defined on line 5)" in error.message
 
 
@@ -349,7 +354,7 @@ def test_an_offset_into_triple_quoted_sql_maps_to_its_line_in_the_file(read):
 
     (arm,) = read(text).arms
 
-    assert (arm.sql_line(), arm.sql_line(arm.sql.index("FROM"))) == (9, 11)
+    assert (arm.sql_line(), arm.sql_line(arm.sql.index("FROM"))) == (11, 13)
 
 
 @pytest.mark.parametrize(
@@ -358,4 +363,4 @@ def test_an_offset_into_triple_quoted_sql_maps_to_its_line_in_the_file(read):
 def test_an_offset_into_sql_that_is_not_verbatim_maps_to_the_sql_line(read, literal):
     (arm,) = read(ONE_ARM.replace('sql="SELECT 1"', f"sql={literal}")).arms
 
-    assert arm.sql_line(arm.sql.index("FROM")) == 9
+    assert arm.sql_line(arm.sql.index("FROM")) == 11

@@ -18,7 +18,7 @@ from arms_doc.reader import FIELDS, read_registry
 from arms_doc.statements import assemble_statements
 from engine.arms import ARMS, Arm
 from engine.assemble import assemble
-from engine.contract import INPUTS, Available
+from engine.contract import Available
 from engine.fingerprint import ranking
 from engine.scope import ScopeSpec, build_scope
 
@@ -37,7 +37,10 @@ def test_weights_are_the_runtime_weights(static):
 
 
 def test_preconditions_are_the_runtime_preconditions(static):
-    assert [arm.needs for arm in static.arms] == [arm.needs for arm in ARMS]
+    def needs(arm):
+        return tuple(arm.needs)
+
+    assert [needs(arm) for arm in static.arms] == [needs(arm) for arm in ARMS]
 
 
 def test_prose_and_sql_are_the_runtime_strings(static):
@@ -63,7 +66,7 @@ def test_page_statements_are_the_statements_a_search_runs(static):
     statements = assemble_statements(static)
 
     assert statements.full.sql == assemble(Available(), scope, arms=ARMS).sql
-    floor = Available({i.name: i.missing for i in INPUTS if i.name != "query_terms"})
+    floor = Available({n: "absent" for n in ("query_vector", "state_plane", "query_time")})
     assert statements.lexical_floor.sql == assemble(floor, scope, arms=ARMS).sql
 
 
