@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from stamp import file_hash, git_state, machine_info, now_utc, registry_hash
+from stamp import file_hash, make_stamp
 from synthetic import (
     GENERATOR_VERSION,
     StubEmbedder,
@@ -38,11 +38,12 @@ from synthetic import (
     write_markdown,
 )
 
-import engine.arms
 from engine.db import open_index
+from engine.results_schema import LatencyResults, write_results
 from engine.scope import ScopeSpec, build_scope
 from engine.search import Searcher, attach_state, search
 from engine.store import Store
+from engine.typed_json import ShapeError, dump, load
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "latency.json"
@@ -608,7 +609,7 @@ def table(report: dict) -> str:
     lines += [
         "",
         f"Load average at start {report['load_average_at_start']} on "
-        f"{report['machine']['cpu_count']} CPUs",
+        f"{report['stamp']['machine']['cpu_count']} CPUs",
         "",
         "Targets",
     ]
@@ -657,15 +658,11 @@ def main(argv: list[str] | None = None) -> int:
     args.cache.mkdir(parents=True, exist_ok=True)
     specs = [(n, 384) for n in parse_sizes(args.sizes)]
     specs += [(n, 1024) for n in parse_sizes(args.wide)]
+    # Built as plain data (the phases run in child processes), then checked against
+    # engine.results_schema.LatencyResults before anything is written.
     report: dict = {
-        "benchmark": "latency",
-        "format": 1,
-        "timestamp": now_utc(),
-        "registry_sha256": registry_hash(Path(engine.arms.__file__)),
-        "registry_path": "src/engine/arms.py",
-        "git": git_state(),
+        "stamp": dump(make_stamp("latency")),
         "load_average_at_start": busy,
-        "machine": machine_info(),
         "settings": {
             "quick": args.quick,
             "seed": SEED,
@@ -697,8 +694,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
     report["targets"] = targets(report)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    try:
+        results = load(LatencyResults, report)
+    except ShapeError as exc:
+        kept = out.with_name(f"{out.stem}-unchecked.json")
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_text(json.dumps(report, indent=2) + "\n")
+        log(f"error: the report does not fit LatencyResults at {exc}; kept as {kept}")
+        return 1
+    write_results(results, out)
     print(table(report))
     print(f"\nwrote {out} ({report['elapsed_s']} s)")
     return 0

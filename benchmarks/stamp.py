@@ -1,8 +1,10 @@
-"""Provenance for benchmark results: the registry's content hash and the machine they ran on.
+"""The stamp every results file starts with: which benchmark, when, where, and which ranking.
 
-Every results file under ``benchmarks/results/`` carries :func:`registry_hash`, the sha256 of
-the bytes of ``src/engine/arms.py``: a reader (the docs build) recomputes it and can tell that
-the figures were made with a registry that has since changed.
+:func:`make_stamp` fills ``engine.results_schema.Stamp``, the same fields in every file. Its
+``ranking`` is ``engine.fingerprint.ranking`` of the imported registry: what a ranking depends
+on (arms' names, weights, needs and SQL, the fusion constant, the embedder), not the registry's
+prose. The docs build computes the same value from the registry file it reads and calls the
+figures stale when the two differ.
 """
 
 from __future__ import annotations
@@ -15,20 +17,30 @@ import subprocess
 import sys
 from pathlib import Path
 
+from engine.arms import ARMS
+from engine.fingerprint import ranking
+from engine.results_schema import FORMAT, Git, Machine, Stamp
+
 REPO = Path(__file__).resolve().parent.parent
-REGISTRY = REPO / "src" / "engine" / "arms.py"
 
 
-def registry_hash(path: Path = REGISTRY) -> str:
-    """sha256 (hex) of the arm registry's bytes, exactly as stored on disk."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def make_stamp(benchmark: str) -> Stamp:
+    """The stamp of a results file written now by ``benchmark`` ("quality", "latency", ...)."""
+    return Stamp(
+        benchmark=benchmark,
+        format=FORMAT,
+        made_at=now_utc(),
+        ranking=ranking(ARMS),
+        git=git_state(),
+        machine=machine_info(),
+    )
 
 
 def file_hash(path: Path, length: int = 12) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:length]
 
 
-def git_state() -> dict[str, object]:
+def git_state() -> Git:
     """The commit the source tree is at and whether it has uncommitted changes."""
     try:
         commit = subprocess.run(
@@ -42,8 +54,8 @@ def git_state() -> dict[str, object]:
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "src_dirty": None}
-    return {"commit": commit, "src_dirty": bool(dirty)}
+        return Git()
+    return Git(commit=commit, src_dirty=bool(dirty))
 
 
 def cpu_model() -> str:
@@ -66,7 +78,7 @@ def blas_name() -> str | None:
         return None
 
 
-def machine_info() -> dict[str, object]:
+def machine_info() -> Machine:
     """CPU, OS and the versions of everything on the measured path."""
     import apsw
     import numpy as np
@@ -82,19 +94,19 @@ def machine_info() -> dict[str, object]:
         ort_version: str | None = onnxruntime.__version__
     except ImportError:
         ort_version = None
-    return {
-        "cpu_count": os.cpu_count(),
-        "cpu_affinity": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "cpu_model": cpu_model(),
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
-        "sqlite": apsw.sqlite_lib_version(),
-        "apsw": apsw.apsw_version(),
-        "sqlite_vec": vec_version,
-        "numpy": np.__version__,
-        "blas": blas_name(),
-        "onnxruntime": ort_version,
-    }
+    return Machine(
+        cpu_count=os.cpu_count(),
+        cpu_affinity=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        cpu_model=cpu_model(),
+        platform=platform.platform(),
+        python=sys.version.split()[0],
+        sqlite=apsw.sqlite_lib_version(),
+        apsw=apsw.apsw_version(),
+        sqlite_vec=vec_version,
+        numpy=np.__version__,
+        blas=blas_name(),
+        onnxruntime=ort_version,
+    )
 
 
 def now_utc() -> str:

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arms_doc.checks import Finding, quality_findings
-from arms_doc.measured import buys_context
+from arms_doc.measured import Results, buys_context
 from arms_doc.prepare import check_statements
 from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import Registry, read_registry
 from arms_doc.render import render_page
-from arms_doc.results import Results
 from arms_doc.statements import Statement, Statements, assemble_statements
 from engine.contract import FIRST_SCOPE_PARAM, INPUTS, PARAMS
 
@@ -47,6 +46,20 @@ def generate_page(
     SQLite refuses to prepare.
     """
     registry = read_registry(path, variable, display=display)
+    return page_from_registry(
+        registry, path, link_template=link_template, results=results, measured_link=measured_link
+    )
+
+
+def page_from_registry(
+    registry: Registry,
+    path: Path,
+    *,
+    link_template: str | None = None,
+    results: Results | None = None,
+    measured_link: str | None = None,
+) -> GeneratedPage:
+    """The page for a registry already read from ``path`` (see :func:`generate_page`)."""
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     check_statements(registry)

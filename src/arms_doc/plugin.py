@@ -1,9 +1,10 @@
 """The MkDocs plugin: thin glue between MkDocs' events, :mod:`arms_doc.page` (the arms page)
 and :mod:`arms_doc.measured` (the Measured page).
 
-``on_files`` reads the benchmark results and the registry, logs the registry's quality
-findings and any stale results file as warnings (so ``--strict`` fails on them) and adds both
-generated pages; ``on_serve`` watches the registry and the results folder so ``mkdocs serve``
+``on_files`` reads the registry and the benchmark results, logs the registry's quality
+findings, any results file measured with another ranking than the registry's (stale) and any
+tuning record the registry does not hold as warnings (so ``--strict`` fails on them) and adds
+both generated pages; ``on_serve`` watches the registry and the results folder so ``mkdocs serve``
 re-renders the pages when they change. A registry or a results file that cannot be read, or a
 registry whose SQL SQLite refuses to prepare (:mod:`arms_doc.prepare`), stops the build with a
 :class:`~mkdocs.exceptions.PluginError` naming its file and line.
@@ -23,19 +24,17 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
-from arms_doc.measured import measured_context
-from arms_doc.page import generate_page
-from arms_doc.provenance import check_link_template, link_template
-from arms_doc.reader import RegistryError
-from arms_doc.render import render_measured
-from arms_doc.results import (
-    COMMANDS,
+from arms_doc.measured import (
     Results,
-    ResultsError,
     load_results,
-    registry_sha256,
+    measured_context,
     stale_message,
+    tuning_drift,
 )
+from arms_doc.page import page_from_registry
+from arms_doc.provenance import check_link_template, link_template
+from arms_doc.reader import Registry, RegistryError, read_registry
+from arms_doc.render import render_measured
 
 # Named like the entry point, so warnings read "arms-doc: ..." as the errors do; the logger
 # sits under "mkdocs.plugins", so strict mode counts its warnings.
@@ -66,8 +65,9 @@ class ArmsDocConfig(base.Config):
     results = c.Type(str, default="benchmarks/results")
     """Folder of the benchmark result files (``quality.json``, ``latency.json``), relative to
     the folder of ``mkdocs.yml`` (or absolute). A missing folder or file is not an error: the
-    pages say that nothing was measured. A file stamped with another registry hash than the
-    registry's current bytes is stale: a warning, so ``--strict`` fails."""
+    pages say that nothing was measured. A file stamped with another ranking than the registry
+    describes now (an arm's name, weight, needs or SQL, the fusion constant, the embedder; not
+    the prose) is stale: a warning, so ``--strict`` fails."""
 
     measured_page = c.Type(str, default="reference/measured.md")
     """Path of the generated Measured page inside the docs folder; list it in ``nav`` by this
@@ -109,12 +109,12 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         results_display = self.relative(config, self.results_path)
         refuse_real_file(files, page, "page", display)
         refuse_real_file(files, measured_page, "measured_page", f"{results_display}/*.json")
-        results = self.read_results(config)
         try:
-            generated = generate_page(
+            registry = read_registry(self.registry_path, self.config.variable, display=display)
+            results = self.read_results(config, registry)
+            generated = page_from_registry(
+                registry,
                 self.registry_path,
-                display=display,
-                variable=self.config.variable,
                 link_template=link_template(self.config.source_link, config.repo_url),
                 results=results,
                 measured_link=posixpath.relpath(measured_page, posixpath.dirname(page) or "."),
@@ -144,25 +144,36 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         files.append(File.generated(config, measured_page, content=self.measured_markdown))
         return files
 
-    def read_results(self, config: MkDocsConfig) -> Results:
-        """The results folder's files; stale ones logged as warnings, missing ones as info."""
-        assert self.registry_path is not None and self.results_path is not None
+    def read_results(self, config: MkDocsConfig, registry: Registry) -> Results:
+        """The results folder's files; stale ones and a tuning record the registry does not
+        hold logged as warnings, missing ones as info."""
+        from engine.assemble import RRF_K
+        from engine.fingerprint import ranking
+        from engine.results_schema import QUALITY, ResultsError
+
+        assert self.results_path is not None
         display = self.display_path(config)
         try:
             results = load_results(
                 self.results_path,
                 display=self.relative(config, self.results_path),
-                registry_sha256=registry_sha256(self.registry_path),
+                current=ranking(registry.arms),
             )
         except ResultsError as exc:
             raise PluginError(f"arms-doc: {exc}") from None
         for stale in results.stale:
             log.warning(stale_message(stale, display))
+        weights = {arm.name: arm.weight for arm in registry.arms}
+        if drift := tuning_drift(results.quality, weights, RRF_K):
+            log.warning(
+                f"{results.results_of(QUALITY).shown}: its tuning record chose another setting "
+                f"than {display} holds ({'; '.join(drift)}); put the chosen setting in the "
+                "registry, or run the fusion lab and the quality benchmark again"
+            )
         for missing in results.missing:
-            command = COMMANDS[posixpath.basename(missing)]
             log.info(
-                f"{missing} does not exist, so the pages say it was not measured; run "
-                f"`{command}` to make it"
+                f"{missing.shown} does not exist, so the pages say it was not measured; run "
+                f"`{missing.kind.command}` to make it"
             )
         return results
 

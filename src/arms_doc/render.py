@@ -6,6 +6,7 @@ time, instead of an empty spot on the page.
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 from collections.abc import Mapping
 from functools import cache
@@ -53,6 +54,77 @@ def slug(text: str) -> str:
     return slugify(text, "-")
 
 
+# Figures: every number the pages print goes through one of these, so a value the results do
+# not have (None) prints as NOT_MEASURED wherever it appears.
+
+#: Shown for a figure the results do not have.
+NOT_MEASURED = "–"
+
+
+def score(value: float | None) -> str:
+    """A quality figure (nDCG, MRR, recall) to four decimals."""
+    return NOT_MEASURED if value is None else f"{value:.4f}"
+
+
+def delta(value: float | None) -> str:
+    """A signed difference of scores; exactly 0 (after rounding) carries no sign."""
+    if value is None:
+        return NOT_MEASURED
+    text = f"{value:+.4f}"
+    return "0.0000" if text in ("+0.0000", "-0.0000") else text
+
+
+def ms(value: float | None) -> str:
+    """Milliseconds with about three significant digits."""
+    if value is None:
+        return NOT_MEASURED
+    for limit, digits in ((1, 3), (10, 2), (100, 1)):
+        if value < limit:
+            return f"{value:.{digits}f}"
+    return f"{value:.0f}"
+
+
+def ratio(value: float | None) -> str:
+    return NOT_MEASURED if value is None else f"{value:.1f}×"
+
+
+def mib(value: float | None) -> str:
+    return NOT_MEASURED if value is None else f"{value:,.0f}"
+
+
+def percent(value: float | None) -> str:
+    """A signed change as a percentage: 0.0744 -> "+7.4 %"."""
+    return NOT_MEASURED if value is None else f"{value * 100:+.1f} %"
+
+
+def share(value: float | None) -> str:
+    """A share of queries as a percentage: 0.125 -> "12.5 %"."""
+    return NOT_MEASURED if value is None else f"{value * 100:.1f} %"
+
+
+def thousands(value: int | None) -> str:
+    return NOT_MEASURED if value is None else f"{value:,}"
+
+
+def number(value: float | None) -> str:
+    """A plain number as Python's shortest form prints it (weights, floors, targets)."""
+    return NOT_MEASURED if value is None else f"{value:g}"
+
+
+def when(text: str) -> str:
+    """An ISO 8601 time as "2026-06-01 12:34 UTC"; the text itself if it does not parse."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+FIGURES = (score, delta, ms, ratio, mib, percent, share, thousands, number, when)
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
@@ -69,6 +141,7 @@ def environment() -> Environment:
     env.filters["cell"] = cell
     env.filters["html"] = escape_html
     env.filters["slug"] = slug
+    env.filters.update({figure.__name__: figure for figure in FIGURES})
     return env
 
 

@@ -6,7 +6,6 @@ second conftest module here would shadow it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import textwrap
@@ -17,11 +16,16 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.config.defaults import MkDocsConfig
 
+from arms_doc.reader import read_registry
+from engine.fingerprint import Ranking, ranking
+from engine.typed_json import dump
+
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_REGISTRY = REPO / "src" / "engine" / "arms.py"
 FIXTURES = Path(__file__).parent / "fixtures"
 SNAPSHOT_REGISTRY = FIXTURES / "registry_snapshot.py"
-#: Hand-made results files in the shape benchmarks/quality.py and latency.py write.
+#: Hand-made results files in the layout of engine.results_schema (quality.json with a lab
+#: record: tuning, levers, calibration).
 QUALITY_FIXTURE = FIXTURES / "quality.json"
 LATENCY_FIXTURE = FIXTURES / "latency.json"
 
@@ -47,8 +51,9 @@ def fixture_document(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
 
 
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def ranking_of(registry: Path) -> Ranking:
+    """The ranking of a registry file, as the plugin computes it."""
+    return ranking(read_registry(registry).arms)
 
 
 class Site:
@@ -87,12 +92,12 @@ class Site:
         name: str,
         document: dict[str, Any] | None = None,
         *,
-        registry_sha256: str | None = None,
+        ranking: Ranking | None = None,
     ) -> dict[str, Any]:
         """Write ``name`` (the fixture unless ``document`` is given) into the results folder,
-        stamped with the registry's current hash unless ``registry_sha256`` is given."""
+        stamped with the registry's current ranking unless ``ranking`` is given."""
         document = fixture_document(name) if document is None else document
-        document["registry_sha256"] = registry_sha256 or sha256_of(self.registry)
+        document["stamp"]["ranking"] = dump(ranking or ranking_of(self.registry))
         self.results.mkdir(parents=True, exist_ok=True)
         (self.results / name).write_text(json.dumps(document, indent=2), encoding="utf-8")
         return document

@@ -1,4 +1,4 @@
-"""The page models: what each arm buys, and the Measured page's figures, from result files."""
+"""The Measured page and "What each arm buys", rendered from the results fixtures."""
 
 from __future__ import annotations
 
@@ -6,53 +6,35 @@ import json
 from pathlib import Path
 
 import pytest
-from arms_doc_testing import FIXTURES, QUALITY_FIXTURE, fixture_document
+from arms_doc_testing import FIXTURES, SNAPSHOT_REGISTRY, fixture_document, ranking_of
 from jinja2 import UndefinedError
 
-from arms_doc.measured import arm_gains, delta, measured_context, ms
-from arms_doc.render import render_measured
-from arms_doc.results import Results, load_latency, load_quality, load_results
+from arms_doc.measured import Results, buys_context, load_results, measured_context
+from arms_doc.render import delta, ms, render_measured, render_page
 
 ARMS = ["fts", "vector", "recency", "salience"]
+CURRENT = ranking_of(SNAPSHOT_REGISTRY)
 
 
 @pytest.fixture(scope="module")
-def quality():
-    return load_quality(QUALITY_FIXTURE, "benchmarks/results/quality.json")
+def results() -> Results:
+    return load_results(FIXTURES, display="benchmarks/results", current=CURRENT)
 
 
 @pytest.fixture(scope="module")
-def both() -> Results:
-    return load_results(FIXTURES, display="benchmarks/results", registry_sha256="0" * 64)
+def page(results: Results) -> str:
+    return render_measured(measured_context(results, "src/engine/arms.py", ARMS))
 
 
-def test_what_each_arm_buys_is_the_fusion_minus_the_fusion_without_it(quality):
-    document = fixture_document("quality.json")
-
-    for result in arm_gains(quality, ARMS):
-        ablation = document["sets"][result["name"]]["ablation"]
-        fused = ablation["fused"]["ndcg@10"]
-        for row in result["rows"]:
-            without = ablation[f"without {row['arm']}"]["ndcg@10"]
-            assert float(row["buys"]) == round(fused - without, 4)
-            assert float(row["without"]) == without
-            assert float(row["alone"]) == ablation[f"only {row['arm']}"]["ndcg@10"]
+def folder_with(tmp_path: Path, name: str, document: dict) -> Results:
+    (tmp_path / name).write_text(json.dumps(document), encoding="utf-8")
+    return load_results(tmp_path, display="benchmarks/results", current=CURRENT)
 
 
-def test_what_each_arm_buys_follows_the_registry_order(quality):
-    gains = arm_gains(quality, ["vector", "fts", "recency", "salience"])
-
-    assert [row["arm"] for row in gains[0]["rows"]] == ["vector", "fts", "recency", "salience"]
-
-
-def test_an_arm_the_results_did_not_measure_says_so(quality):
-    rows = arm_gains(quality, [*ARMS, "graph"])[0]["rows"]
-
-    assert rows[-1] == {"arm": "graph", "without": "–", "buys": "–", "alone": "–"}
-
-
-def test_no_quality_results_buy_nothing():
-    assert arm_gains(None, ARMS) == []
+def section(page: str, heading: str) -> str:
+    start = page.index(f"{heading}\n")
+    end = page.find("\n#", start + 1)
+    return page[start : end if end != -1 else None]
 
 
 @pytest.mark.parametrize(
@@ -67,100 +49,166 @@ def test_milliseconds_keep_about_three_digits(value: float, text: str):
     assert ms(value) == text
 
 
-def quality_set(context: dict, name: str) -> dict:
-    (found,) = [s for s in context["quality"]["sets"] if s["name"] == name]
-    return found
-
-
-def test_fusion_against_the_best_single_arm(both: Results):
-    context = measured_context(both, "src/engine/arms.py", ARMS)
-
-    assert quality_set(context, "tiny-a")["verdict"] == {
-        "holds": True,
-        "arm": "vector",
-        "arm_score": "0.5530",
-        "margin": "+0.0470",
-    }
-    assert quality_set(context, "tiny-b")["verdict"]["holds"] is False
-
-
-def test_reference_figures_sit_beside_ours(both: Results):
-    references = quality_set(measured_context(both, "r", ARMS), "tiny-a")["references"]
-
-    assert references == [
-        {"name": "BM25 (bm25s)", "score": "0.442", "ours_minus": "+0.1580"},
-        {"name": "dense", "score": "0.542", "ours_minus": "+0.0580"},
-    ]
-
-
-def test_a_goal_in_percent_shows_the_measured_fraction_as_a_percentage(both: Results):
-    targets = measured_context(both, "r", ARMS)["latency"]["targets"]
-
-    assert targets[3]["measured"] == "+7.4 %"
-    assert targets[0]["measured"] == "3.2"
-
-
-def test_the_page_says_which_files_are_current():
-    # The fixtures are stamped with "0" * 64.
-    results = load_results(FIXTURES, display="benchmarks/results", registry_sha256="0" * 64)
-
-    page = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
-
+def test_the_summary_says_whether_fusion_beats_the_best_single_arm(page: str):
     assert (
-        "| `benchmarks/results/quality.json` | 2026-06-01 09:30 UTC | `0123456789ab` | current |"
-        in page
+        "| [tiny-a](#tiny-a) | 40 | 0.6000 | 0.6500 | 0.5800 | 0.6800 | vector 0.5530 | "
+        "yes (+0.0470) |" in page
     )
-    assert "**Stale:**" not in page
-
-
-def test_the_page_marks_a_stale_file_as_stale():
-    results = load_results(FIXTURES, display="benchmarks/results", registry_sha256="1" * 64)
-
-    page = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
-
-    assert "| `0123456789ab` with uncommitted changes to `src/` | **stale** |" in page
-    assert (
-        "> **Stale:** `benchmarks/results/latency.json` was made with another version of "
-        "`src/engine/arms.py`" in page
-    )
-
-
-def test_the_page_says_below_when_fusion_loses(both: Results):
-    page = render_measured(measured_context(both, "r", ARMS))
-
+    assert "| fts 0.4200 | **no** (-0.0200) |" in page
     assert (
         "The full fusion scores **below** the best single arm: 0.4000 against 0.4200 for fts "
         "alone (-0.0200)." in page
     )
 
 
-def test_the_page_lists_each_store_with_its_floor_ratio(both: Results):
-    page = render_measured(measured_context(both, "r", ARMS))
+def test_every_arm_of_the_registry_has_an_alone_and_a_without_row(page: str):
+    rows = [line.split(" | ")[0] for line in section(page, "### tiny-a").splitlines()]
 
+    assert [
+        row for row in rows if row.startswith("| ") and ("alone" in row or "without" in row)
+    ] == [
+        *(f"| {arm} alone" for arm in ARMS),
+        *(f"| without {arm}" for arm in ARMS),
+    ]
+
+
+def test_an_arm_the_results_did_not_measure_shows_dashes(results: Results):
+    page = render_measured(measured_context(results, "r", [*ARMS, "graph"]))
+
+    assert "| graph alone | – | – | – | – | |" in section(page, "### tiny-a")
+    assert "| without graph | – | – | – | – | |" in section(page, "### tiny-a")
+
+
+def test_reference_figures_sit_beside_ours(page: str):
+    assert "| BM25 (bm25s) | 0.442 | +0.1580 |" in section(page, "### tiny-a")
+
+
+def test_the_tuning_record_shows_the_chosen_setting_and_each_held_out_figure(page: str):
+    tuning = section(page, "### How the weights were chosen")
+
+    assert "A grid over the weights of recency and salience" in tuning
+    assert "which the registry holds: fts 1, vector 1, recency 0.5, salience 0.4; k = 60." in tuning
+    assert (
+        "| tiny-a | fts 1, vector 1, recency 0.4, salience 0.4 | 60 | 0.5912 | 0.6000 |" in tuning
+    )
+
+
+def test_the_lab_record_says_when_and_from_which_commit_it_was_made(page: str):
+    assert (
+        "The tuning record comes from `fusion_lab`, run 2026-05-31 18:00 UTC at `0123456789ab`."
+        in page
+    )
+
+
+def test_the_levers_table_has_each_lever_per_set_kept_or_dropped(page: str):
+    levers = section(page, "### Levers tried")
+
+    assert "| Lever | tiny-a | tiny-b | Kept | Note |" in levers
+    assert "| *baseline* | 0.6000 | 0.4000 | | |" in levers
+    assert (
+        "| score-aware fusion | 0.6120 (+0.0120) | 0.4105 (+0.0105) | kept | wins on both sets |"
+        in levers
+    )
+    assert "| dropped | loses on both sets |" in levers
+
+
+def test_the_calibration_table_has_a_row_per_floor_and_marks_the_chosen_one(page: str):
+    calibration = section(page, "### Abstention calibration")
+
+    assert "The chosen floor is **0.3**." in calibration
+    assert "| Floor | tiny-a (40 / 40) | tiny-b (30 / 40) |" in calibration
+    assert "| 0.2 | 0.0 % / 35.0 % | – |" in calibration
+    assert "| **0.3** (chosen) | 2.5 % / 80.0 % | 3.3 % / 75.0 % |" in calibration
+
+
+def test_without_a_lab_record_the_page_has_no_tuning_blocks(tmp_path: Path):
+    document = fixture_document("quality.json")
+    del document["lab"]
+
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "quality.json", document), "r", ARMS)
+    )
+
+    assert "### tiny-a" in page
+    for heading in ("How the weights were chosen", "Levers tried", "Abstention calibration"):
+        assert heading not in page
+
+
+def test_the_page_says_which_files_are_current(page: str):
+    assert (
+        f"| `benchmarks/results/quality.json` | 2026-06-01 09:30 UTC | `0123456789ab` | current "
+        f"(`{CURRENT.sha256[:12]}`) |" in page
+    )
+    assert "**Stale:**" not in page
+
+
+def test_the_page_marks_a_stale_file_with_what_changed(tmp_path: Path):
+    document = fixture_document("latency.json")
+    document["stamp"]["ranking"]["arms"][0]["sql_sha256"] = "0" * 64
+
+    page = render_measured(
+        measured_context(
+            folder_with(tmp_path, "latency.json", document), "src/engine/arms.py", ARMS
+        )
+    )
+
+    assert "| **stale**: SQL of fts |" in page
+    assert (
+        "> **Stale:** `benchmarks/results/latency.json` was measured with another ranking" in page
+    )
+
+
+def test_a_note_in_a_stamp_is_shown(tmp_path: Path):
+    document = fixture_document("quality.json")
+    document["stamp"]["note"] = "restamped <by hand>"
+
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "quality.json", document), "r", ARMS)
+    )
+
+    assert "> **Note on `benchmarks/results/quality.json`:** restamped &lt;by hand&gt;" in page
+
+
+def test_the_page_lists_each_store_with_its_floor_ratio(page: str):
     assert "| 50,000 files, 384-d | 75,000 | 41.0 | 49.2 | – | 32.8 | 3.40 | 12.1× | 8.9× |" in page
 
 
-def test_the_page_shows_the_long_lived_searcher_beside_the_one_shot_search(tmp_path: Path):
+def test_stores_are_ordered_by_width_then_size(page: str):
+    stores = [line.split(" | ")[0] for line in section(page, "## Latency").splitlines()]
+    first_table = [row for row in stores if row.startswith("| ") and "files," in row][:4]
+
+    assert first_table == [
+        "| 2,000 files, 384-d",
+        "| 10,000 files, 384-d",
+        "| 50,000 files, 384-d",
+        "| 2,000 files, 1024-d",
+    ]
+
+
+def test_the_long_lived_searcher_is_shown_beside_the_one_shot_search(tmp_path: Path):
     document = fixture_document("latency.json")
     for store in document["stores"]:
         store["latency"]["fused_searcher"] = dict(store["latency"]["fused"], p50_ms=4.25)
-    path = tmp_path / "latency.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    page = render_measured(measured_context(Results("r", None, load_latency(path, "l")), "r", ARMS))
+
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "latency.json", document), "r", ARMS)
+    )
 
     assert "| 41.0 | 49.2 | 4.25 | 32.8 |" in page
     assert "| fused_searcher |" not in page
 
 
+def test_a_goal_in_percent_shows_the_measured_fraction_as_a_percentage(page: str):
+    assert "| indexer overhead over raw embedder | &lt; 15% | +7.4 % | met |" in page
+
+
 def test_a_quick_run_is_flagged(tmp_path: Path):
     document = fixture_document("latency.json")
     document["settings"]["quick"] = True
-    path = tmp_path / "latency.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    latency = load_latency(path, "l.json")
-    results = Results("r", None, latency)
 
-    page = render_measured(measured_context(results, "r", ARMS))
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "latency.json", document), "r", ARMS)
+    )
 
     assert "These figures come from a `--quick` run" in page
 
@@ -170,13 +218,49 @@ def test_the_template_refuses_a_missing_name():
         render_measured({"folder": "r"})
 
 
-def test_arm_names_from_a_results_file_are_escaped_on_the_measured_page(tmp_path: Path):
+def test_names_from_a_results_file_are_escaped_on_the_measured_page(tmp_path: Path):
     document = fixture_document("quality.json")
-    for figures in document["sets"].values():
-        figures["ablation"]["only <img src=x>"] = figures["ablation"]["only fts"]
-    (tmp_path / "quality.json").write_text(json.dumps(document), encoding="utf-8")
-    results = load_results(tmp_path, display="benchmarks/results", registry_sha256="0" * 64)
+    document["sets"][0]["ablation"][0]["arm"] = "<img src=x>"
+    document["lab"]["levers"]["levers"][0]["name"] = "<b>lever</b>"
 
-    page = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "quality.json", document), "r", ARMS)
+    )
 
-    assert ("<img" in page, "| &lt;img src=x&gt; alone |" in page) == (False, True)
+    assert "<img" not in page and "<b>" not in page
+    assert "| &lt;img src=x&gt; alone |" in page
+    assert "| &lt;b&gt;lever&lt;/b&gt; |" in page
+
+
+def test_what_each_arm_buys_is_the_fusion_minus_the_fusion_without_it(results: Results):
+    context = buys_context(results, ARMS, None)
+    page = render_page_with_buys(context)
+
+    for result in fixture_document("quality.json")["sets"]:
+        fused = result["fused"]["ndcg@10"]
+        for entry in result["ablation"]:
+            without, alone = entry["without"]["ndcg@10"], entry["alone"]["ndcg@10"]
+            row = f"| {entry['arm']} | {without:.4f} | {fused - without:+.4f} | {alone:.4f} |"
+            assert row.replace("+0.0000", "0.0000") in page
+
+
+def test_what_each_arm_buys_follows_the_registry_order(results: Results):
+    context = buys_context(results, ["vector", "fts", "recency", "salience"], None)
+
+    assert context["arms"] == ["vector", "fts", "recency", "salience"]
+
+
+def test_an_arm_the_results_did_not_buy_says_so(results: Results):
+    page = render_page_with_buys(buys_context(results, [*ARMS, "graph"], None))
+
+    assert "| graph | – | – | – |" in page
+
+
+def render_page_with_buys(buys: dict) -> str:
+    from arms_doc.page import page_context
+    from arms_doc.reader import read_registry
+    from arms_doc.statements import assemble_statements
+
+    registry = read_registry(SNAPSHOT_REGISTRY)
+    context = page_context(registry, assemble_statements(registry), None, None)
+    return render_page({**context, "buys": buys})

@@ -19,6 +19,7 @@ from arms_doc.statements import assemble_statements
 from engine.arms import ARMS, Arm
 from engine.assemble import assemble
 from engine.contract import Available
+from engine.fingerprint import ranking
 from engine.scope import ScopeSpec, build_scope
 
 
@@ -67,3 +68,9 @@ def test_page_statements_are_the_statements_a_search_runs(static):
     assert statements.full.sql == assemble(Available(), scope, arms=ARMS).sql
     floor = Available({n: "absent" for n in ("query_vector", "state_plane", "query_time")})
     assert statements.lexical_floor.sql == assemble(floor, scope, arms=ARMS).sql
+
+
+def test_the_ranking_read_statically_is_the_one_the_benchmarks_stamp(static):
+    # The benchmarks stamp their results with ranking(engine.arms.ARMS); the docs build
+    # compares it with the ranking of the entries it read. Equal, or every result is stale.
+    assert ranking(static.arms) == ranking(ARMS)

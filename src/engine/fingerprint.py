@@ -1,0 +1,120 @@
+"""What a ranking depends on, as one value: the stamp that tells fresh figures from stale ones.
+
+Benchmark results hold for the ranking they were measured with. That ranking is decided by each
+arm's name, weight, declared needs and SQL, by the fusion constant and by the embedder (model
+and width): nothing else. An arm's prose and the registry's comments change what a reader
+learns, not what a search returns, so they are left out; fixing a typo in the prose keeps the
+figures fresh, while changing a weight makes them stale.
+
+:func:`ranking` is the one place this is decided. The benchmarks call it with the imported
+registry (``engine.arms.ARMS``) when they stamp a results file; the docs plugin calls it with
+the entries it read statically from the registry file, so it never runs project code to know
+whether the committed figures still hold. Both pass arms that merely carry the fields below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Protocol
+
+
+class RankingArm(Protocol):
+    """What an arm must carry to be fingerprinted: ``engine.arms.Arm`` and the docs plugin's
+    statically read entries both do."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def needs(self) -> tuple[str, ...]: ...
+    @property
+    def sql(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ArmPrint:
+    """One arm as far as ranking goes; its SQL by digest, byte for byte as the registry has it."""
+
+    name: str
+    weight: float
+    #: The inputs it needs, by name, sorted (they are a set).
+    needs: tuple[str, ...]
+    sql_sha256: str
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Everything a ranking depends on, in registry order (the order breaks ties)."""
+
+    arms: tuple[ArmPrint, ...]
+    rrf_k: int
+    embedder_model: str
+    embedder_dim: int
+
+    @property
+    def sha256(self) -> str:
+        """A digest of the whole value, for a short mention in pages and messages."""
+        canonical = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def changes_since(self, old: Ranking) -> list[str]:
+        """What differs from ``old``, in words ("weight of recency 0.2 -> 0.3"); empty when
+        nothing does."""
+        changes = []
+        before = {arm.name: arm for arm in old.arms}
+        now = {arm.name: arm for arm in self.arms}
+        changes += [f"arm {name} added" for name in now if name not in before]
+        changes += [f"arm {name} removed" for name in before if name not in now]
+        common = [name for name in now if name in before]
+        for name in common:
+            if now[name].weight != before[name].weight:
+                changes.append(f"weight of {name} {before[name].weight:g} -> {now[name].weight:g}")
+            if now[name].sql_sha256 != before[name].sql_sha256:
+                changes.append(f"SQL of {name}")
+            if now[name].needs != before[name].needs:
+                changes.append(f"needs of {name}")
+        if common != [name for name in before if name in now]:
+            changes.append("order of the arms")
+        if self.rrf_k != old.rrf_k:
+            changes.append(f"fusion constant k {old.rrf_k} -> {self.rrf_k}")
+        if (self.embedder_model, self.embedder_dim) != (old.embedder_model, old.embedder_dim):
+            changes.append(
+                f"embedder {old.embedder_model} ({old.embedder_dim}-d) -> "
+                f"{self.embedder_model} ({self.embedder_dim}-d)"
+            )
+        return changes
+
+
+def ranking(
+    arms: Iterable[RankingArm],
+    *,
+    rrf_k: int | None = None,
+    embedder_model: str | None = None,
+    embedder_dim: int | None = None,
+) -> Ranking:
+    """The ranking made by ``arms`` with the engine's fusion constant and default embedder.
+
+    The keywords override those for a ranking measured with others (a converted old results
+    file names the constant and the model of its own commit).
+    """
+    from engine.assemble import RRF_K
+    from engine.embedder import DEFAULT_MODEL, MINILM_DIM
+
+    return Ranking(
+        arms=tuple(
+            ArmPrint(
+                name=arm.name,
+                weight=float(arm.weight),
+                needs=tuple(sorted(arm.needs)),
+                sql_sha256=hashlib.sha256(arm.sql.encode("utf-8")).hexdigest(),
+            )
+            for arm in arms
+        ),
+        rrf_k=RRF_K if rrf_k is None else rrf_k,
+        embedder_model=DEFAULT_MODEL if embedder_model is None else embedder_model,
+        embedder_dim=MINILM_DIM if embedder_dim is None else embedder_dim,
+    )

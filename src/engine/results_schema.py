@@ -1,0 +1,503 @@
+"""The benchmark results files, defined once: the benchmarks write these, the docs read them.
+
+``benchmarks/quality.py`` writes :class:`QualityResults` to ``quality.json``,
+``benchmarks/latency.py`` writes :class:`LatencyResults` to ``latency.json``, and
+``benchmarks/fusion_lab.py`` may write :class:`LabResults` to ``tuning.json`` (how the weights
+were chosen, which levers were tried, how the abstention floor was calibrated), which
+``quality.py`` merges into ``quality.json``. The docs plugin's Measured page reads them back
+with :func:`read_results`. The dataclasses are the whole schema: :mod:`engine.typed_json`
+turns them into JSON and back, checking every value against the type hints, so the writer
+cannot write what the reader refuses, and a file that does not fit fails with one line naming
+the file and the field.
+
+Every file starts with the same :class:`Stamp`: which benchmark, when, from which commit, on
+which machine, and the :class:`~engine.fingerprint.Ranking` it measured. The docs build
+compares that ranking with the one the registry describes now; figures measured with another
+ranking are stale.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from engine.fingerprint import Ranking
+from engine.typed_json import ShapeError, dumps, json_key, key_of, load
+
+#: The layout of every results file; a file of another layout is refused with the fix.
+FORMAT = 2
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- the stamp
+
+
+@dataclass(frozen=True)
+class Git:
+    """The commit the benchmark ran from, and whether ``src/`` had uncommitted changes."""
+
+    commit: str | None = None
+    src_dirty: bool | None = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The CPU, the OS and the versions of everything on the measured path."""
+
+    cpu_count: int | None = None
+    cpu_affinity: int | None = None
+    cpu_model: str | None = None
+    platform: str | None = None
+    python: str | None = None
+    sqlite: str | None = None
+    apsw: str | None = None
+    sqlite_vec: str | None = None
+    numpy: str | None = None
+    blas: str | None = None
+    onnxruntime: str | None = None
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """Where a results file comes from; the same fields in every file."""
+
+    #: Which benchmark wrote the file: "quality", "latency", "fusion_lab" (or "mcp").
+    benchmark: str
+    format: int
+    #: ISO 8601, UTC.
+    made_at: str
+    #: What the measured ranking depended on (:func:`engine.fingerprint.ranking`).
+    ranking: Ranking
+    git: Git = field(default_factory=Git)
+    machine: Machine = field(default_factory=Machine)
+    #: Anything a reader of the figures must know about how the file came to be (the page
+    #: shows it), e.g. that its stamp was rewritten after the run.
+    note: str | None = None
+
+
+# --------------------------------------------------------------------------- quality
+
+
+def metric(key: str, title: str) -> dict[str, str]:
+    return {**json_key(key), "title": title}
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """One ranking's figures over a set's judged queries (as ``memsift eval`` reports them)."""
+
+    queries: int
+    ndcg_at_10: float = field(metadata=metric("ndcg@10", "nDCG@10"))
+    mrr_at_10: float = field(metadata=metric("mrr@10", "MRR@10"))
+    recall_at_5: float = field(metadata=metric("recall@5", "R@5"))
+    recall_at_10: float = field(metadata=metric("recall@10", "R@10"))
+
+    def scores(self) -> list[float]:
+        """The figures in :data:`METRICS` order."""
+        return [getattr(self, f.name) for f in fields(self) if f.name != "queries"]
+
+
+#: The metrics' keys in JSON (``memsift eval``'s names) and their titles on the page, in order.
+METRICS: tuple[tuple[str, str], ...] = tuple(
+    (key_of(f), f.metadata["title"]) for f in fields(Metrics) if f.name != "queries"
+)
+
+
+@dataclass(frozen=True)
+class ArmAblation:
+    """One arm of the registry: the ranking it makes alone, and the fusion without it."""
+
+    arm: str
+    alone: Metrics
+    without: Metrics
+
+
+@dataclass(frozen=True)
+class QualitySet:
+    """One evaluation set: the default fusion, every arm's ablation, outside reference figures."""
+
+    name: str
+    fused: Metrics
+    #: One entry per arm of the registry, in registry order.
+    ablation: tuple[ArmAblation, ...] = ()
+    by_category: dict[str, Metrics] = field(default_factory=dict)
+    #: nDCG@10 of outside systems on the same files (as published with the set).
+    references: dict[str, float] = field(default_factory=dict)
+    seconds: float | None = None
+    #: True for a set kept out of tuning altogether (measured separately).
+    held_out: bool = False
+
+    def __post_init__(self) -> None:
+        arms = [entry.arm for entry in self.ablation]
+        if len(set(arms)) != len(arms):
+            raise ValueError(f"set {self.name!r} lists an arm twice in its ablation: {arms}")
+
+    def ablation_of(self, arm: str) -> ArmAblation | None:
+        return next((entry for entry in self.ablation if entry.arm == arm), None)
+
+    @property
+    def best_single(self) -> ArmAblation | None:
+        """The arm whose ranking alone scores the best nDCG@10 (the first one on a tie)."""
+        best = None
+        for entry in self.ablation:
+            if best is None or entry.alone.ndcg_at_10 > best.alone.ndcg_at_10:
+                best = entry
+        return best
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One leave-one-set-out round: the setting tuned on the other sets, scored on this one."""
+
+    held_out: str
+    weights: dict[str, float]
+    k: int
+    ndcg_at_10: float = field(metadata=json_key("ndcg@10"))
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """How the registry's weights (and k) were chosen."""
+
+    #: One paragraph: the grid searched, the objective, the sets.
+    procedure: str
+    #: The chosen setting: what the registry holds.
+    weights: dict[str, float]
+    k: int
+    folds: tuple[Fold, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lever:
+    """A change to the ranking that was built and measured, and whether it was kept."""
+
+    name: str
+    #: Set name -> nDCG@10 with the lever.
+    ndcg_at_10: dict[str, float] = field(metadata=json_key("ndcg@10"))
+    kept: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class LeverTrials:
+    """Every lever tried, each against the same baseline."""
+
+    #: What each lever was compared with, e.g. "weighted RRF with the chosen weights".
+    baseline: str
+    baseline_ndcg_at_10: dict[str, float] = field(metadata=json_key("baseline_ndcg@10"))
+    levers: tuple[Lever, ...] = ()
+
+
+@dataclass(frozen=True)
+class FloorPoint:
+    """What one similarity floor does on one set: shares of that set's queries, 0 to 1."""
+
+    floor: float
+    #: Answerable queries that would get no answer.
+    answerable_silenced: float
+    #: Foreign queries (nothing in the store answers them) that would correctly get none.
+    foreign_caught: float
+
+    def __post_init__(self) -> None:
+        for share in (self.answerable_silenced, self.foreign_caught):
+            if not 0 <= share <= 1:
+                raise ValueError(f"a share of queries must lie in 0..1, found {share}")
+
+
+@dataclass(frozen=True)
+class SetCalibration:
+    set: str
+    #: How many answerable and foreign queries the shares are of.
+    answerable: int
+    foreign: int
+    points: tuple[FloorPoint, ...]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How the abstention floor was chosen."""
+
+    #: The rule the floor belongs to, in one sentence.
+    rule: str
+    chosen_floor: float
+    sets: tuple[SetCalibration, ...]
+
+
+@dataclass(frozen=True)
+class LabResults:
+    """``tuning.json``, written by ``benchmarks/fusion_lab.py``; each part may be absent."""
+
+    stamp: Stamp
+    tuning: Tuning | None = None
+    levers: LeverTrials | None = None
+    calibration: Calibration | None = None
+
+
+@dataclass(frozen=True)
+class QualityResults:
+    """``quality.json``: every evaluation set, and the lab's record when there was one."""
+
+    stamp: Stamp
+    sets: tuple[QualitySet, ...]
+    lab: LabResults | None = None
+
+    def __post_init__(self) -> None:
+        names = [result.name for result in self.sets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a set is listed twice: {names}")
+
+    def set_named(self, name: str) -> QualitySet | None:
+        return next((result for result in self.sets if result.name == name), None)
+
+
+# --------------------------------------------------------------------------- latency
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Percentiles of one configuration's times in milliseconds (wall, and CPU when recorded)."""
+
+    n: int
+    p50_ms: float
+    p95_ms: float
+    mean_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    cpu_p50_ms: float | None = None
+    cpu_p95_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class LoadWindow:
+    """Load averages (1, 5, 15 minutes) before and after a phase."""
+
+    before: tuple[float, ...]
+    after: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Peaks of one process, in MiB; each only where the phase measures it."""
+
+    peak_rss_mib: float | None = None
+    python_peak_mib: float | None = None
+    sqlite_heap_peak_mib: float | None = None
+    matrix_mib: float | None = None
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    files: int
+    chunks: int
+    chunks_per_file: float
+    files_in_scope: int
+    chunks_in_scope: int
+    event_at_share: float
+    access_rows: int
+
+
+@dataclass(frozen=True)
+class StoreBuild:
+    files: int
+    chunks: int
+    vectors: int
+    access_rows: int
+    dim: int
+    build_s: float
+    build_peak_rss_mib: float
+    index_db_mib: float
+    #: True when the store was reused from the cache (then no load averages were taken).
+    cached: bool
+    load_average: LoadWindow | None = None
+
+
+@dataclass(frozen=True)
+class StoreMemory:
+    search: Memory
+    floor: Memory
+    build: Memory
+
+
+@dataclass(frozen=True)
+class PhaseLoads:
+    search: LoadWindow
+    floor: LoadWindow
+
+
+@dataclass(frozen=True)
+class Recall:
+    mean: float
+    min: float
+
+
+@dataclass(frozen=True)
+class StoreLatency:
+    """One synthetic store: search times fused and per arm, the NumPy floor, recall, memory."""
+
+    files: int
+    dim: int
+    store: StoreFacts
+    build: StoreBuild
+    #: "fused", "fused_searcher", "fused_sql_only", "vector_sql_only" and each arm alone.
+    latency: dict[str, Timing]
+    floor: Timing
+    floor_per_file: Timing
+    floor_blas_threads: str
+    floor_by_threads: dict[str, Timing]
+    floor_load_s: float
+    ratios: dict[str, float]
+    vector_recall_at_40: Recall
+    memory: StoreMemory
+    load_average: PhaseLoads
+
+    def __post_init__(self) -> None:
+        if "fused" not in self.latency:
+            raise ValueError("the store's latency has no 'fused' timing")
+
+
+@dataclass(frozen=True)
+class LexicalIndexing:
+    files: int
+    indexed: int
+    skipped: int
+    seconds: float
+    files_per_s: float
+    unchanged_rescan_s: float
+    unchanged_files_per_s: float
+    memory: Memory
+    load_average: LoadWindow
+
+
+@dataclass(frozen=True)
+class EmbeddingIndexing:
+    files: int
+    texts: int
+    model: str
+    model_load_s: float
+    raw_embed_s: float
+    raw_embed_runs_s: tuple[float, ...]
+    index_with_embed_runs_s: tuple[float, ...]
+    raw_texts_per_s: float
+    lexical_index_s: float
+    index_with_embed_s: float
+    overhead: float
+    overhead_beyond_lexical: float
+    memory: Memory
+    load_average: LoadWindow
+
+
+@dataclass(frozen=True)
+class Indexing:
+    lexical: LexicalIndexing | None = None
+    embedding: EmbeddingIndexing | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    #: The goal as text, e.g. "<= 5.0 ms", "< 15%".
+    target: str
+    measured: float
+    met: bool
+
+
+@dataclass(frozen=True)
+class LatencySettings:
+    quick: bool
+    seed: int
+    queries: int
+    warmup: int
+    budget_s_per_config: float
+    k: int
+    final_limit: int
+    #: How the query vector was obtained (its embedding time is excluded).
+    query_vector: str
+    #: What each memory figure measures.
+    memory: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LatencyResults:
+    """``latency.json``: search latency per store size against its floor, and indexing."""
+
+    stamp: Stamp
+    load_average_at_start: tuple[float, ...]
+    settings: LatencySettings
+    stores: tuple[StoreLatency, ...]
+    indexing: Indexing
+    elapsed_s: float
+    targets: tuple[Target, ...] = ()
+
+
+# --------------------------------------------------------------------------- the files
+
+
+@dataclass(frozen=True)
+class ResultsFile(Generic[T]):
+    """A results file: its name, the benchmark that writes it, and its schema."""
+
+    name: str
+    benchmark: str
+    command: str
+    schema: type[T]
+
+
+QUALITY = ResultsFile("quality.json", "quality", "python benchmarks/quality.py", QualityResults)
+LATENCY = ResultsFile("latency.json", "latency", "python benchmarks/latency.py", LatencyResults)
+LAB = ResultsFile("tuning.json", "fusion_lab", "python benchmarks/fusion_lab.py", LabResults)
+#: The files the Measured page is made from, in the page's order. A new benchmark (e.g.
+#: benchmarks/mcp_latency.py writing mcp.json) joins with a dataclass for its file above, a
+#: ResultsFile here, and a section of the page (arms_doc/measured.py and its template).
+PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, LATENCY)
+
+
+class ResultsError(Exception):
+    """A results file that cannot be read; the message names the file, the field and the fix."""
+
+
+def read_results(kind: ResultsFile[T], path: Path, display: str) -> T:
+    """The file at ``path`` (called ``display`` in messages) as ``kind``'s schema."""
+    rerun = f"the file is written by `{kind.command}`: run it again to rewrite it"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{display}: not UTF-8 text ({exc.reason}); {rerun}") from None
+    except OSError as exc:
+        raise ResultsError(f"{display}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(
+            f"{display}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); {rerun}"
+        ) from None
+    stamp = value.get("stamp") if isinstance(value, dict) else None
+    if isinstance(value, dict) and stamp is None and "registry_sha256" in value:
+        raise ResultsError(
+            f"{display}: written in the layout before format {FORMAT} (stamped with "
+            "registry_sha256); convert it with `python benchmarks/convert_results.py` or "
+            f"run `{kind.command}` again"
+        )
+    if isinstance(stamp, Mapping) and stamp.get("format") not in (FORMAT, None):
+        raise ResultsError(
+            f"{display}: /stamp/format: format {stamp.get('format')!r} is not one this memsift "
+            f"reads (it reads {FORMAT}); use the memsift that wrote it, or {rerun}"
+        )
+    if isinstance(stamp, Mapping) and stamp.get("benchmark") != kind.benchmark:
+        raise ResultsError(
+            f"{display}: /stamp/benchmark: expected {kind.benchmark!r}, found "
+            f"{stamp.get('benchmark')!r}: this is not a {kind.name}; {rerun}"
+        )
+    try:
+        return load(kind.schema, value)
+    except ShapeError as exc:
+        raise ResultsError(f"{display}: {exc.pointer}: {exc.problem}; {rerun}") from None
+
+
+def write_results(results: object, path: Path) -> None:
+    """Write ``results`` as JSON (the folder is made when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(results), encoding="utf-8")

@@ -1,0 +1,154 @@
+"""JSON to frozen dataclasses and back, checked against the dataclasses' own type hints.
+
+The benchmark results are defined once, as dataclasses (:mod:`engine.results_schema`); the
+writers serialise them with :func:`dump` and the docs build reads them back with :func:`load`.
+There is no second description of the files to keep in step: the type hints are the schema.
+
+:func:`load` accepts exactly what the hints say (a float field takes a finite number, an
+``X | None`` field takes null, a field without a default must be present, an unknown key is
+refused) and names the first thing that is wrong by its JSON pointer, so an error can say
+which field of which file. A dataclass may check more in ``__post_init__`` by raising
+ValueError; the message is reported at that object's pointer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from functools import cache
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: Field metadata naming the JSON key of a field whose key is not a Python name ("ndcg@10").
+JSON_KEY = "json_key"
+
+
+class ShapeError(ValueError):
+    """A JSON value that does not fit the type; ``pointer`` says where (RFC 6901)."""
+
+    def __init__(self, pointer: str, problem: str) -> None:
+        super().__init__(f"{pointer or '/'}: {problem}")
+        self.pointer = pointer or "/"
+        self.problem = problem
+
+
+def json_key(key: str) -> dict[str, str]:
+    """Metadata for ``dataclasses.field`` giving the field another key in JSON."""
+    return {JSON_KEY: key}
+
+
+def key_of(field: dataclasses.Field[Any]) -> str:
+    return field.metadata.get(JSON_KEY, field.name)
+
+
+@cache
+def hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def load(cls: type[T], value: object) -> T:
+    """``value`` (parsed JSON) as an instance of ``cls``, or a :class:`ShapeError`."""
+    return _convert(cls, value, "")
+
+
+def dump(value: object) -> object:
+    """A dataclass (or a structure of them) as plain JSON values, keys as :func:`load` reads.
+
+    A field that is None and defaults to None is left out, as :func:`load` reads its absence.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            key_of(f): dump(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (getattr(value, f.name) is None and f.default is None)
+        }
+    if isinstance(value, list | tuple):
+        return [dump(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): dump(item) for key, item in value.items()}
+    return value
+
+
+def dumps(value: object) -> str:
+    """The JSON text the benchmarks write: indented, finite numbers only, newline-terminated."""
+    return json.dumps(dump(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + '..."'
+
+
+def _convert(tp: Any, value: object, at: str) -> Any:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [arg for arg in args if arg is not type(None)]  # only X | None is supported
+        return _convert(inner, value, at)
+    if dataclasses.is_dataclass(tp):
+        return _object(tp, value, at)
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise ShapeError(at, f"expected a list, found {_describe(value)}")
+        items = [_convert(args[0], item, f"{at}/{i}") for i, item in enumerate(value)]
+        return items if origin is list else tuple(items)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ShapeError(at, f"expected an object, found {_describe(value)}")
+        return {key: _convert(args[1], item, f"{at}/{_token(key)}") for key, item in value.items()}
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ShapeError(at, f"expected true or false, found {_describe(value)}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ShapeError(at, f"expected a whole number, found {_describe(value)}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ShapeError(at, f"expected a number, found {_describe(value)}")
+        if not math.isfinite(value):
+            raise ShapeError(at, f"expected a finite number, found {value}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ShapeError(at, f"expected a string, found {_describe(value)}")
+        return value
+    raise TypeError(f"typed_json cannot read the type {tp!r}")  # a schema bug, not a file's
+
+
+def _object(cls: type, value: object, at: str) -> Any:
+    if not isinstance(value, dict):
+        raise ShapeError(at, f"expected an object, found {_describe(value)}")
+    fields = {key_of(f): f for f in dataclasses.fields(cls)}
+    for key in value:
+        if key not in fields:
+            known = ", ".join(repr(name) for name in fields)
+            raise ShapeError(at, f"unknown field {key!r} (the fields here are {known})")
+    kwargs = {}
+    for key, field in fields.items():
+        if key in value:
+            kwargs[field.name] = _convert(hints(cls)[field.name], value[key], f"{at}/{_token(key)}")
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise ShapeError(at, f"missing {key!r}")
+    try:
+        return cls(**kwargs)
+    except ValueError as exc:
+        raise ShapeError(at, str(exc)) from None
