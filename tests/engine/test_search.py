@@ -212,7 +212,8 @@ def test_query_without_terms_drops_fts_and_says_why(indexed, hash_embedder):
 def test_missing_state_plane_drops_salience_with_reason(indexed, hash_embedder):
     store = indexed({"a.md": memory("A", "alpha")})
     result = search(store, "alpha", embedder=hash_embedder)
-    assert "state plane" in result.arms_dropped["salience"]
+    assert result.arms_dropped["salience"] == "no memory has been read or reinforced yet"
+    assert "salience" in result.routine_drops
     assert not result.degraded
 
 
