@@ -649,6 +649,63 @@ def list_command(
         click.echo(f"no memories in scope ({spec.describe()})", err=True)
 
 
+# --------------------------------------------------------------------------- agents
+
+
+@cli.command()
+@click.option(
+    "--no-watch",
+    is_flag=True,
+    help="Do not watch the store for changes (still catches up once at start).",
+)
+@click.pass_context
+def serve(ctx: click.Context, no_watch: bool) -> None:
+    """Serve the store to AI agents over MCP (stdio).
+
+    Tools: memory_search, memory_read, memory_remember, memory_reinforce, memory_forget,
+    memory_status. The server keeps the index following the files (it catches up at start,
+    then watches), holds the search engine warm, and logs to stderr only. Register it with an
+    MCP client as the command `memsift --store DIR serve`.
+    """
+    store = get_store(ctx)
+    from engine.mcp_server import serve as run_server
+
+    with user_errors(ctx.obj["debug"]):
+        run_server(store, watch=not no_watch)
+
+
+def stop_on_signal(_signum: int, _frame: object) -> None:
+    """SIGTERM ends `watch` the way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+@cli.command()
+@click.pass_context
+def watch(ctx: click.Context) -> None:
+    """Keep the index following the store's files until interrupted (Ctrl-C).
+
+    Catches up with what changed since the last run, then indexes each changed file as it is
+    saved: lexically at once, vectors right behind. One line per change on stderr.
+    """
+    import signal
+    import time
+
+    from engine.freshness import Freshness
+
+    store = get_store(ctx)
+    freshness = Freshness(store, log=lambda line: click.echo(f"memsift watch: {line}", err=True))
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    click.echo(f"memsift watch: watching {store.root} (Ctrl-C to stop)", err=True)
+    freshness.start()
+    try:
+        while True:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        click.echo("memsift watch: stopping", err=True)
+    finally:
+        freshness.stop()
+
+
 def main() -> None:
     """Console entry point: the last line of defence keeps tracebacks behind --debug."""
     try:
