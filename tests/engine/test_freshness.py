@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import apsw
 import pytest
 
 from conftest import HashEmbedder
@@ -39,6 +40,8 @@ def indexed(store) -> set[str]:  # type: ignore[no-untyped-def]
     conn = open_index(store.index_path)
     try:
         return {path for (path,) in conn.execute("SELECT path FROM files")}
+    except apsw.SQLError:  # another process is creating the schema right now
+        return set()
     finally:
         conn.close()
 
