@@ -17,6 +17,7 @@ the catch-up scan begins, so a change is either seen by the scan or reported by 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -168,31 +169,37 @@ class Freshness:
             return None
         return relative
 
-    def _folder_changed(self, folders: set[str]) -> bool:
-        """Whether any of these non-memory paths is a folder that appeared, or one that went
-        away with indexed memories in it (a move of a whole folder is reported as one event):
-        those need a scan, since the watcher does not list the files inside."""
-        if not folders:
-            return False
-        if any(
-            (self.store.root / f).is_dir() and not (self.store.root / f).is_symlink()
-            for f in folders
-        ):
-            return True
-        gone = [f for f in folders if not (self.store.root / f).exists()]
-        if not gone or not self.store.index_path.exists():
-            return False
-        conn = open_index(self.store.index_path)
-        try:
-            return any(
-                conn.execute(
-                    "SELECT 1 FROM files WHERE substr(path, 1, length(?1)) = ?1 LIMIT 1",
-                    (f"{folder}/",),
-                ).fetchone()
-                for folder in gone
-            )
-        finally:
-            conn.close()
+    def _inside(self, folders: set[str]) -> set[str]:
+        """The memory keys a folder change stands for. The watcher reports a folder moved in or
+        out (or deleted) as one event, not its files: so list the memory files now in a folder
+        that appeared, and the indexed keys under one that went away (they will be removed)."""
+        keys: set[str] = set()
+        gone = []
+        for folder in folders:
+            full = self.store.root / folder
+            if full.is_dir() and not full.is_symlink():
+                for dirpath, dirnames, filenames in os.walk(full):
+                    dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                    for name in filenames:
+                        key = memory_key(self.store, os.path.join(dirpath, name))
+                        if key is not None:
+                            keys.add(key)
+            elif not full.exists():
+                gone.append(folder)
+        if gone and self.store.index_path.exists():
+            conn = open_index(self.store.index_path)
+            try:
+                for folder in gone:
+                    keys.update(
+                        path
+                        for (path,) in conn.execute(
+                            "SELECT path FROM files WHERE substr(path, 1, length(?1)) = ?1",
+                            (f"{folder}/",),
+                        )
+                    )
+            finally:
+                conn.close()
+        return keys
 
     def _index_loop(self) -> None:
         if self.watch:  # see the module docstring: watch first, then scan
@@ -218,14 +225,13 @@ class Freshness:
                 keys, self._pending = self._pending, set()
                 folders, self._folders = self._folders, set()
             try:
-                if self._folder_changed(folders):
-                    self._catch_up = True
-                    continue
+                keys |= self._inside(folders)
                 report = index_paths(self.store, keys)
             except Exception as exc:
                 self._failed("indexing changed files", exc)
                 with self._wake:
                     self._pending |= keys
+                    self._folders |= folders
                 self._stop.wait(RETRY_S)
                 continue
             if report.indexed or report.removed or report.skipped:

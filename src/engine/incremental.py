@@ -22,7 +22,8 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 import apsw
@@ -46,6 +47,23 @@ from engine.store import Candidate, Store, is_memory_name
 FILL_BATCH = 16
 #: Seconds between coverage updates while the background filler runs (counting is a scan).
 COVERAGE_EVERY_S = 2.0
+
+
+@contextmanager
+def immediate(conn: apsw.Connection) -> Iterator[None]:
+    """A write transaction that takes the write lock before its first read.
+
+    These writes run beside other writers (a full run, another server). A deferred transaction
+    that reads first and then writes fails at once with "database is locked" when another
+    connection committed in between (SQLite cannot upgrade a stale snapshot, and the busy
+    timeout does not apply); BEGIN IMMEDIATE waits its turn instead."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
@@ -122,7 +140,7 @@ def index_paths(
             write_files(conn, batch)
             report.indexed.extend(p.key for p in batch)
         gone = sorted(set(known) - seen)
-        with conn:
+        with immediate(conn):
             if touched:
                 conn.executemany(
                     "UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched
@@ -135,7 +153,7 @@ def index_paths(
             report.renamed = follow_renames(conn, store, {p: known[p][1] for p in gone})
         if embedder is not None and report.indexed:
             report.embedded = embed_files(conn, embedder, report.indexed)
-        with conn:
+        with immediate(conn):
             model = embedder.name if embedder is not None else read_meta(conn, "model")
             record_coverage(conn, model, embedder.dim if embedder is not None else None)
     finally:
@@ -270,10 +288,10 @@ def fill_missing(
             if progress:
                 progress(done)
             if time.monotonic() - last >= COVERAGE_EVERY_S:
-                with conn:
+                with immediate(conn):
                     record_coverage(conn, embedder.name, embedder.dim)
                 last = time.monotonic()
-        with conn:
+        with immediate(conn):
             record_coverage(conn, embedder.name, embedder.dim)
     finally:
         conn.close()

@@ -434,3 +434,39 @@ def test_fill_missing_leaves_a_model_switch_to_a_full_run(store):
 
     index_store(store, embedder=HashEmbedder("model-a"))
     assert fill_missing(store, HashEmbedder("model-b")) is None
+
+
+def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write(
+    store, monkeypatch
+):
+    """Another process (a full run, another server) may commit between a transaction's first
+    read and its first write; a deferred transaction then fails at once with "database is
+    locked". The incremental writer takes the write lock first, so the other writer waits."""
+    import apsw
+
+    import engine.incremental
+    from engine.db import connect, write_meta
+    from engine.incremental import index_paths
+
+    index_store(store, embed=False)
+    (store.root / "facts/new.md").write_text("New.\n")
+    real_read_meta = engine.incremental.read_meta
+    other_writes: list[str] = []
+
+    def read_then_someone_writes(conn, key):  # type: ignore[no-untyped-def]
+        value = real_read_meta(conn, key)
+        other = connect(store.index_path)
+        other.set_busy_timeout(100)
+        try:
+            with other:
+                write_meta(other, "other_writer", 1)
+            other_writes.append("committed")
+        except apsw.BusyError:
+            other_writes.append("waited")
+        finally:
+            other.close()
+        return value
+
+    monkeypatch.setattr(engine.incremental, "read_meta", read_then_someone_writes)
+    assert index_paths(store, ["facts/new.md"]).indexed == ["facts/new.md"]
+    assert "committed" not in other_writes
