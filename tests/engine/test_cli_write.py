@@ -147,3 +147,10 @@ def test_periodic_progress_writes_at_phase_start_every_interval_and_at_the_end()
         "embedding chunks: 81/100 (81%)",
         "embedding chunks: 100/100 (100%)",
     ]
+
+
+def test_serve_on_a_missing_store_is_a_one_line_error(tmp_path):
+    result = run("--store", str(tmp_path / "missing"), "serve")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert "no such folder" in result.stderr
