@@ -139,7 +139,7 @@ def get_store(ctx: click.Context) -> Store:
 
 
 def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callable[[], None]]:
-    """A progress line on stderr when it is a terminal; nothing when piped."""
+    """A progress bar on stderr when it is a terminal; a line every few seconds otherwise."""
     if not sys.stderr.isatty():
         return periodic_progress(lambda line: click.echo(line, err=True)), lambda: None
 
