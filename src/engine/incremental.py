@@ -29,7 +29,13 @@ from pathlib import Path, PurePosixPath
 import apsw
 
 from engine import state as state_plane
-from engine.db import ensure_vector_table, open_index, read_meta, write_meta
+from engine.db import (
+    INDEX_SCHEMA_VERSION,
+    ensure_vector_table,
+    open_index,
+    read_meta,
+    write_meta,
+)
 from engine.embedder import Embedder, to_blob
 from engine.indexer import (
     WRITE_BATCH,
@@ -116,7 +122,7 @@ def index_paths(
     if not wanted:
         return report
     max_bytes = store.config().max_file_bytes
-    conn = open_index(store.index_path, create=True)
+    conn = open_for_writing(store)
     try:
         marks = ", ".join("?" * len(wanted))
         known = {
@@ -140,6 +146,8 @@ def index_paths(
             write_files(conn, batch)
             report.indexed.extend(p.key for p in batch)
         gone = sorted(set(known) - seen)
+        if not (report.indexed or touched or gone or report.skipped):
+            return report  # nothing changed: no write, no lock taken
         with immediate(conn):
             if touched:
                 conn.executemany(
@@ -159,6 +167,18 @@ def index_paths(
     finally:
         conn.close()
     return report
+
+
+def open_for_writing(store: Store) -> apsw.Connection:
+    """The index, made if missing. An existing index of the current layout is opened without
+    re-running its schema script: that script reads before it writes, which fails at once with
+    "database is locked" when another process commits in between (see :func:`immediate`)."""
+    if store.index_path.exists():
+        conn = open_index(store.index_path)
+        if read_meta(conn, "schema_version") == INDEX_SCHEMA_VERSION:
+            return conn
+        conn.close()
+    return open_index(store.index_path, create=True)
 
 
 def remember_skips(

@@ -470,3 +470,40 @@ def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write
     monkeypatch.setattr(engine.incremental, "read_meta", read_then_someone_writes)
     assert index_paths(store, ["facts/new.md"]).indexed == ["facts/new.md"]
     assert "committed" not in other_writes
+
+
+def test_index_paths_does_not_rerun_the_schema_script_on_an_existing_index(store, monkeypatch):
+    """The schema script reads before it writes (CREATE ... IF NOT EXISTS, then the version):
+    beside another writer that fails at once with "database is locked", so an existing index
+    of the current layout is opened plainly."""
+    import engine.incremental
+    from engine.incremental import index_paths
+
+    index_store(store, embed=False)
+    opened: list[bool] = []
+    real_open_index = engine.incremental.open_index
+
+    def spy(path, *, create=False):  # type: ignore[no-untyped-def]
+        opened.append(create)
+        return real_open_index(path, create=create)
+
+    monkeypatch.setattr(engine.incremental, "open_index", spy)
+    (store.root / "facts/new.md").write_text("New.\n")
+    assert index_paths(store, ["facts/new.md"]).indexed == ["facts/new.md"]
+    assert opened == [False]
+
+
+def test_index_paths_of_unchanged_files_takes_no_write_lock(store):
+    """A watcher re-reports files it just indexed; checking them must not queue for the write
+    lock behind a long write (here: one that never ends during the call)."""
+    from engine.incremental import index_paths
+
+    index_store(store, embed=False)
+    writer = open_index(store.index_path)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        report = index_paths(store, ["facts/port.md"])
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert (report.indexed, report.removed, report.unchanged) == ([], [], 1)
