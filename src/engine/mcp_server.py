@@ -9,8 +9,11 @@ other command pays for loading the SDK.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -359,6 +362,14 @@ def tool_definitions(service: MemoryService | None = None) -> list[dict[str, obj
     return anyio.run(listed)
 
 
+def interrupted(log: Callable[[str], None]) -> None:
+    """Ctrl-C in a terminal. The stdio transport reads stdin on a worker thread that no
+    cancellation reaches, so a graceful stop would hang until the next line of input; every
+    write the server makes is atomic on disk, so ending the process here loses nothing."""
+    log("interrupted; stopping")
+    os._exit(130)
+
+
 def serve(store: Store, *, watch: bool = True) -> None:
     """Serve ``store`` over stdio until the client closes the connection."""
 
@@ -368,6 +379,7 @@ def serve(store: Store, *, watch: bool = True) -> None:
     freshness = Freshness(store, watch=watch, log=log)
     service = MemoryService(store, freshness=freshness)
     server = build_server(service)
+    signal.signal(signal.SIGINT, lambda *_: interrupted(log))
     freshness.start()
     threading.Thread(target=service.warm, name="memsift-warm", daemon=True).start()
     try:

@@ -293,3 +293,36 @@ def test_a_plain_search_does_not_import_the_mcp_sdk_or_the_watcher(tmp_path):
         check=True,
     ).stdout
     assert "LOADED []" in out
+
+
+def test_ctrl_c_stops_the_server_at_once_without_a_traceback(tmp_path):
+    """The stdio transport reads stdin on a thread no cancellation reaches: without care,
+    Ctrl-C would leave the server hanging until the next line of input."""
+    import os
+    import signal
+
+    (tmp_path / ".memsift").mkdir()
+    (tmp_path / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    (tmp_path / "a.md").write_text("Alpha.\n")
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from engine.cli import main; main()",
+            "--store",
+            str(tmp_path),
+            "serve",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    ) as child:
+        assert child.stderr is not None
+        assert "caught up" in child.stderr.readline()
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=30)
+    assert child.returncode == 130
+    assert "interrupted" in stderr
+    assert "Traceback" not in stderr
