@@ -68,7 +68,6 @@ class Freshness:
         self._catch_up = True
         self._vectors_wanted = threading.Event()
         self._watching = threading.Event()
-        self._idle = threading.Event()
         self._threads: list[threading.Thread] = []
         self.caught_up = threading.Event()
         self.last_error: str | None = None
@@ -120,12 +119,7 @@ class Freshness:
         with self._wake:
             self._pending |= keys
             self._folders |= folders or set()
-            self._idle.clear()
             self._wake.notify_all()
-
-    def wait_idle(self, timeout: float) -> bool:
-        """Wait until nothing is queued and the catch-up is done (for tests and scripts)."""
-        return self._idle.wait(timeout)
 
     # ------------------------------------------------------------------ threads
 
@@ -219,7 +213,6 @@ class Freshness:
                 continue
             with self._wake:
                 if not self._pending and not self._folders:
-                    self._idle.set()
                     self._wake.wait(timeout=1.0)
                     continue
                 keys, self._pending = self._pending, set()
