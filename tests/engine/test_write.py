@@ -510,3 +510,18 @@ def test_index_paths_of_unchanged_files_takes_no_write_lock(store):
         writer.execute("ROLLBACK")
         writer.close()
     assert (report.indexed, report.removed, report.unchanged) == ([], [], 1)
+
+
+def test_vectors_of_another_model_left_by_a_killed_switch_are_not_mixed_with(store):
+    """A model switch killed half-way leaves the old model's name in meta and the new model's
+    vectors in the table: adding the old model's vectors then would mix two models."""
+    from engine.incremental import fill_missing
+
+    index_store(store, embedder=HashEmbedder("model-a"))
+    conn = open_index(store.index_path)
+    try:
+        with conn:
+            conn.execute("UPDATE embeddings SET model = 'model-b'")
+    finally:
+        conn.close()
+    assert fill_missing(store, HashEmbedder("model-a")) is None
