@@ -7,8 +7,9 @@ stdio, query embedding included, beside the one-shot CLI an agent would otherwis
 For each store size: the server's start (spawn to handshake, and to a caught-up index with
 full vector coverage), the first search, warm searches through MCP (p50/p95, and the bytes of
 each answer), the same searches through ``MemoryService`` in this process (no protocol: what
-the transport adds is the difference), ``memory_remember`` (write, index and embed one new
-memory), and ``memsift search`` as a fresh process per query. ``--large`` adds a 50,000-file
+the transport adds is the difference), the query embedding alone (the rest of a search is the
+statement and its snippets), ``memory_remember`` (write, index and embed one new memory), and
+``memsift search`` as a fresh process per query. ``--large`` adds a 50,000-file
 store. See benchmarks/README.md.
 
 The stores are Markdown files from ``synthetic.write_markdown``, indexed by the real indexer
@@ -225,6 +226,21 @@ def in_process(root: Path, texts: list[str], warmup: int) -> dict:
     return stats(seconds)
 
 
+def embedding_alone(texts: list[str], warmup: int) -> dict:
+    """The query embedding on its own (the real model), to split a search's time."""
+    from engine.embedder import default_embedder
+
+    embedder = default_embedder()
+    for text in texts[1 : 1 + warmup]:
+        embedder.embed([text])
+    seconds = []
+    for text in texts[1 + warmup :]:
+        t = time.perf_counter()
+        embedder.embed([text])
+        seconds.append(time.perf_counter() - t)
+    return stats(seconds)
+
+
 def one_shot_cli(root: Path, texts: list[str], runs: int) -> dict:
     """`memsift search` as a new process per query, as an agent without a server pays."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
@@ -265,6 +281,7 @@ def measure(args: argparse.Namespace, files: int) -> dict:
     mcp = anyio.run(through_mcp, root, texts, args.warmup, args.remembers)
     log(f"  {files} files: in process")
     local = in_process(root, texts, args.warmup)
+    embed = embedding_alone(texts, args.warmup)
     log(f"  {files} files: one-shot CLI")
     cli = one_shot_cli(root, texts, args.cli_runs)
     log(
@@ -277,6 +294,7 @@ def measure(args: argparse.Namespace, files: int) -> dict:
         "server": {k: mcp[k] for k in ("handshake_s", "ready_s", "first_search_ms")},
         "search_mcp": mcp["search"],
         "search_in_process": local,
+        "query_embedding_alone": embed,
         "search_cli_one_shot": cli,
         "remember_mcp": mcp["remember"],
         "answer_bytes": mcp["answer_bytes"],
