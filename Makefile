@@ -15,16 +15,23 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Index the bundled example store, search it twice, build the documentation site.
+# Index the bundled example store, search it twice, remember a new memory and find it again
+# (in a scratch copy, so examples/ stays as committed), build the documentation site.
 demo: install
 	$(BIN)/memsift --store examples index
 	$(BIN)/memsift --store examples status
 	$(BIN)/memsift --store examples search "how do we rotate the staging database credentials" --limit 3
 	$(BIN)/memsift --store examples search "what did Priya say about flaky tests" --limit 3
+	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && cp -R examples/. "$$scratch" && \
+	echo "+ memsift remember (into a scratch copy of examples/), then search for it" && \
+	echo "Staging deploys pause during the quarterly load-test week." | \
+	  $(BIN)/memsift --store "$$scratch" remember --title "Deploy pause in load-test week" \
+	  --kind procedural --tag deploy && \
+	$(BIN)/memsift --store "$$scratch" search "when do staging deploys pause" --limit 3
 	$(BIN)/mkdocs build --strict
 
 lint: install
-	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff check src tests scripts benchmarks
 
 docs: install
 	$(BIN)/mkdocs build --strict

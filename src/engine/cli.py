@@ -27,6 +27,7 @@ from engine.embedder import EmbedderError
 from engine.errors import DatabaseError, Problem
 from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
+from engine.progress import periodic_progress
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
@@ -79,7 +80,58 @@ def emit(data: object) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def memsift_version() -> str:
+    """The installed distribution's version (a source checkout without metadata says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memsift")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"memsift {memsift_version()}")
+        ctx.exit()
+
+
+def set_store_after(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    """``--store`` given after the subcommand wins over the one before it."""
+    if value is not None and ctx.obj is not None:
+        ctx.obj["store_dir"] = value
+
+
+class StoreGroup(click.Group):
+    """A group whose every subcommand (nested groups' too) also accepts ``--store``, so
+    ``memsift search --store DIR QUERY`` works as well as ``memsift --store DIR search QUERY``."""
+
+    group_class = type  # nested groups are StoreGroups too
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if not any(isinstance(p, click.Option) and "--store" in p.opts for p in cmd.params):
+            cmd.params.append(
+                click.Option(
+                    ["--store", "store_after"],
+                    type=click.Path(file_okay=False, path_type=Path),
+                    expose_value=False,
+                    is_eager=True,
+                    callback=set_store_after,
+                    help="The memory store folder (also accepted before the command).",
+                )
+            )
+        super().add_command(cmd, name)
+
+
+@click.group(cls=StoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=show_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "--store",
     "store_dir",
@@ -101,9 +153,9 @@ def get_store(ctx: click.Context) -> Store:
 
 
 def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callable[[], None]]:
-    """A progress line on stderr when it is a terminal; nothing when piped."""
+    """A progress bar on stderr when it is a terminal; a line every few seconds otherwise."""
     if not sys.stderr.isatty():
-        return None, lambda: None
+        return periodic_progress(lambda line: click.echo(line, err=True)), lambda: None
 
     width = 28
 
@@ -550,6 +602,189 @@ def eval_command(
                 f"{figures[m]:>11.4f}" for m in ("ndcg@10", "mrr@10", "recall@5", "recall@10")
             )
         )
+
+
+# --------------------------------------------------------------------------- the write path
+
+
+@cli.command()
+@click.option("--title", required=True, help="A short, specific title (it also names the file).")
+@click.option(
+    "--kind",
+    default="semantic",
+    show_default=True,
+    help="One lower-case word: semantic, episodic, procedural, person, task… (names the folder).",
+)
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--event-at", help="When the remembered thing happened (ISO 8601 date/datetime).")
+@click.option("--body", help="The memory's text. Default: read from stdin.")
+@click.option("--no-embed", is_flag=True, help="Index it lexically only (no vector now).")
+@click.option("--json", "as_json", is_flag=True, help="Print the new memory's path as JSON.")
+@click.pass_context
+def remember(
+    ctx: click.Context,
+    title: str,
+    kind: str,
+    tags: tuple[str, ...],
+    event_at: str | None,
+    body: str | None,
+    no_embed: bool,
+    as_json: bool,
+) -> None:
+    """Write a new memory file and index it; print its path.
+
+    The file is Markdown with front matter, written whole or not at all under a folder named
+    for its kind (KIND/slug-of-title.md); an existing file is never replaced: a clash gets a
+    suffix (-2, -3, …).
+
+    \b
+    Examples:
+      memsift remember --title "Staging DB listens on 6432" --tag infra --body "Behind PgBouncer."
+      echo "Priya wants no retries in tests." | memsift remember --title "Priya on retries" \\
+          --kind episodic --event-at 2026-09-17
+    """
+    from engine.embedder import make_embedder
+    from engine.write import remember as write_memory
+
+    store = get_store(ctx)
+    if body is None:
+        if sys.stdin.isatty():
+            fail("no body: pass --body TEXT or pipe the memory's text on stdin")
+        body = sys.stdin.read()
+    with user_errors(ctx.obj["debug"]):
+        embedder = None if no_embed else make_embedder(store.config().model)
+        key = write_memory(store, title, body, kind, list(tags), event_at, embedder=embedder)
+    if as_json:
+        emit({"path": key})
+    else:
+        click.echo(key)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--undo", is_flag=True, help="Bring an archived memory back (archived: false).")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@click.pass_context
+def forget(ctx: click.Context, path: str, undo: bool, as_json: bool) -> None:
+    """Archive a memory: set `archived: true` in its front matter.
+
+    Nothing is deleted: the file keeps every other byte, stays in the index and comes back
+    with --include-archived (or for good with --undo); it only leaves default searches.
+    """
+    from engine.write import forget as archive
+
+    store = get_store(ctx)
+    with user_errors(ctx.obj["debug"]):
+        outcome = archive(store, path, archived=not undo)
+    state = "unarchived" if undo else "archived"
+    if as_json:
+        emit({"path": outcome.path, "archived": not undo, "changed": outcome.changed})
+    elif outcome.changed:
+        click.echo(f"{state} {outcome.path}")
+    else:
+        click.echo(f"{outcome.path} was already {state}")
+
+
+@cli.command(name="list")
+@scope_options
+@click.option(
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="How many memories to list.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@click.pass_context
+def list_command(
+    ctx: click.Context,
+    kinds: tuple[str, ...],
+    tags: tuple[str, ...],
+    path_prefix: str | None,
+    since: str | None,
+    until: str | None,
+    include_archived: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List the most recent memories in scope (by event time, else modification time).
+
+    The same scope options as search; archived memories and tasks are left out unless asked
+    for. Reads the index: run `memsift index` (or keep `memsift watch` running) first.
+    """
+    from engine.write import list_memories
+
+    store = get_store(ctx)
+    spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
+    with user_errors(ctx.obj["debug"]):
+        memories = list_memories(store, spec, limit)
+    if as_json:
+        emit(memories)
+        return
+    for memory in memories:
+        moment = str(memory["event_at"] or memory["updated_at"])[:10]
+        kind = memory["kind"] or "-"
+        flag = " (archived)" if memory["archived"] else ""
+        click.echo(f"{moment}  {kind:<11} {memory['path']}  {memory['title']}{flag}")
+    if not memories:
+        click.echo(f"no memories in scope ({spec.describe()})", err=True)
+
+
+# --------------------------------------------------------------------------- agents
+
+
+@cli.command()
+@click.option(
+    "--no-watch",
+    is_flag=True,
+    help="Do not watch the store for changes (still catches up once at start).",
+)
+@click.pass_context
+def serve(ctx: click.Context, no_watch: bool) -> None:
+    """Serve the store to AI agents over MCP (stdio).
+
+    Tools: memory_search, memory_read, memory_remember, memory_reinforce, memory_forget,
+    memory_status. The server keeps the index following the files (it catches up at start,
+    then watches), holds the search engine warm, and logs to stderr only. Register it with an
+    MCP client as the command `memsift --store DIR serve`.
+    """
+    store = get_store(ctx)
+    from engine.mcp_server import serve as run_server
+
+    with user_errors(ctx.obj["debug"]):
+        run_server(store, watch=not no_watch)
+
+
+def stop_on_signal(_signum: int, _frame: object) -> None:
+    """SIGTERM ends `watch` the way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+@cli.command()
+@click.pass_context
+def watch(ctx: click.Context) -> None:
+    """Keep the index following the store's files until interrupted (Ctrl-C).
+
+    Catches up with what changed since the last run, then indexes each changed file as it is
+    saved: lexically at once, vectors right behind. One line per change on stderr.
+    """
+    import signal
+    import time
+
+    from engine.freshness import Freshness
+
+    store = get_store(ctx)
+    freshness = Freshness(store, log=lambda line: click.echo(f"memsift watch: {line}", err=True))
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    click.echo(f"memsift watch: watching {store.root} (Ctrl-C to stop)", err=True)
+    freshness.start()
+    try:
+        while True:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        click.echo("memsift watch: stopping", err=True)
+    finally:
+        freshness.stop()
 
 
 def main() -> None:

@@ -1,0 +1,261 @@
+"""Keep a store's index following its files while a process runs (``serve``, ``watch``).
+
+Three threads, each simple:
+
+* the watcher (``watchfiles``) only collects the keys of memory files that changed;
+* the indexer first catches up with whatever changed while nothing was watching (a normal
+  lexical index run), then indexes each batch of changed keys at once, lexically, so a file
+  written behind the server's back is searchable within a moment;
+* the vector filler embeds what has no vector yet, in small batches, behind the lexical index.
+  While coverage is below the search threshold the vector arm stays out of searches (which
+  say so: ``degraded``); it rejoins by itself when the filler has caught up.
+
+A failure in any of them is logged as one line and retried on the next change (or after a
+pause); the process keeps serving. The watcher is started, and seen to be running, before
+the catch-up scan begins, so a change is either seen by the scan or reported by the watcher.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.db import open_index
+from engine.embedder import make_embedder
+from engine.incremental import fill_missing, index_paths, memory_key
+from engine.indexer import IndexReport, index_store
+from engine.store import Store
+
+#: How long to wait before retrying a step that failed (a busy database, a full disk…).
+RETRY_S = 5.0
+#: The watcher wakes this often (ms) even without changes, to notice a stop request.
+WATCH_TICK_MS = 250
+
+
+def describe(report: IndexReport) -> str:
+    parts = [f"indexed {len(report.indexed)}", f"removed {len(report.removed)}"]
+    if report.skipped:
+        parts.append(f"skipped {len(report.skipped)}")
+    if report.embedded:
+        parts.append(f"embedded {report.embedded} chunk(s)")
+    return ", ".join(parts)
+
+
+class Freshness:
+    """The threads that keep one store's index fresh; :meth:`start`, then :meth:`stop`."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        watch: bool = True,
+        embed: bool = True,
+        log: Callable[[str], None] | None = None,
+        debounce_ms: int = 300,
+    ) -> None:
+        self.store = store
+        self.watch = watch
+        self.embed = embed
+        self.log = log or (lambda _line: None)
+        self.debounce_ms = debounce_ms
+        self._stop = threading.Event()
+        self._wake = threading.Condition()
+        self._pending: set[str] = set()
+        self._folders: set[str] = set()
+        self._catch_up = True
+        self._vectors_wanted = threading.Event()
+        self._watching = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.caught_up = threading.Event()
+        self.last_error: str | None = None
+        self.last_change: str | None = None
+        self.filling_vectors = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        if self.watch:
+            self._spawn(self._watch_loop, "memsift-watch")
+        self._spawn(self._index_loop, "memsift-index")
+        if self.embed:
+            self._spawn(self._vector_loop, "memsift-vectors")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._vectors_wanted.set()
+        with self._wake:
+            self._wake.notify_all()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        # Daemon threads: a process that exits mid-transaction is a killed run, which the index
+        # is built to survive, and must never hang on an embedding batch.
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def status(self) -> dict[str, object]:
+        with self._wake:
+            pending = len(self._pending)
+        return {
+            "watching": self._watching.is_set() and not self._stop.is_set(),
+            "caught_up": self.caught_up.is_set(),
+            "pending_files": pending,
+            "filling_vectors": self.filling_vectors,
+            "last_change": self.last_change,
+            "last_error": self.last_error,
+        }
+
+    def notify(self, keys: set[str], folders: set[str] | None = None) -> None:
+        """Queue memory ``keys`` for indexing, and other changed paths that may be ``folders``
+        (the watcher's hand-off; also usable directly)."""
+        if not keys and not folders:
+            return
+        with self._wake:
+            self._pending |= keys
+            self._folders |= folders or set()
+            self._wake.notify_all()
+
+    # ------------------------------------------------------------------ threads
+
+    def _watch_loop(self) -> None:
+        import watchfiles
+
+        root = str(self.store.root)
+        while not self._stop.is_set():
+            try:
+                for changes in watchfiles.watch(
+                    root,
+                    watch_filter=lambda _change, path: self._relative(path) is not None,
+                    debounce=max(self.debounce_ms, 60),
+                    step=50,
+                    stop_event=self._stop,
+                    rust_timeout=WATCH_TICK_MS,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                ):
+                    self._watching.set()
+                    keys: set[str] = set()
+                    folders: set[str] = set()
+                    for _, path in changes:
+                        key = memory_key(self.store, path)
+                        if key is not None:
+                            keys.add(key)
+                        elif (relative := self._relative(path)) is not None:
+                            folders.add(relative)
+                    self.notify(keys, folders)
+            except Exception as exc:  # a vanished or unreadable folder: report and retry
+                self._failed("watching", exc)
+                self._stop.wait(RETRY_S)
+
+    def _relative(self, path: str) -> str | None:
+        """The store-relative form of a path outside hidden folders, else None."""
+        try:
+            relative = Path(path).relative_to(self.store.root).as_posix()
+        except ValueError:
+            return None
+        if relative == "." or any(part.startswith(".") for part in relative.split("/")):
+            return None
+        return relative
+
+    def _inside(self, folders: set[str]) -> set[str]:
+        """The memory keys a folder change stands for. The watcher reports a folder moved in or
+        out (or deleted) as one event, not its files: so list the memory files now in a folder
+        that appeared, and the indexed keys under one that went away (they will be removed)."""
+        keys: set[str] = set()
+        gone = []
+        for folder in folders:
+            full = self.store.root / folder
+            if full.is_dir() and not full.is_symlink():
+                for dirpath, dirnames, filenames in os.walk(full):
+                    dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+                    for name in filenames:
+                        key = memory_key(self.store, os.path.join(dirpath, name))
+                        if key is not None:
+                            keys.add(key)
+            elif not full.exists():
+                gone.append(folder)
+        if gone and self.store.index_path.exists():
+            conn = open_index(self.store.index_path)
+            try:
+                for folder in gone:
+                    keys.update(
+                        path
+                        for (path,) in conn.execute(
+                            "SELECT path FROM files WHERE substr(path, 1, length(?1)) = ?1",
+                            (f"{folder}/",),
+                        )
+                    )
+            finally:
+                conn.close()
+        return keys
+
+    def _index_loop(self) -> None:
+        if self.watch:  # see the module docstring: watch first, then scan
+            self._watching.wait(timeout=10)
+        while not self._stop.is_set():
+            if self._catch_up:
+                try:
+                    report = index_store(self.store, embed=False)
+                except Exception as exc:
+                    self._failed("catching up", exc)
+                    self._stop.wait(RETRY_S)
+                    continue
+                self._catch_up = False
+                self.caught_up.set()
+                self.log(f"caught up with the store: {describe(report)}")
+                self._vectors_wanted.set()
+                continue
+            with self._wake:
+                if not self._pending and not self._folders:
+                    self._wake.wait(timeout=1.0)
+                    continue
+                keys, self._pending = self._pending, set()
+                folders, self._folders = self._folders, set()
+            try:
+                keys |= self._inside(folders)
+                report = index_paths(self.store, keys)
+            except Exception as exc:
+                self._failed("indexing changed files", exc)
+                with self._wake:
+                    self._pending |= keys
+                    self._folders |= folders
+                self._stop.wait(RETRY_S)
+                continue
+            if report.indexed or report.removed or report.skipped:
+                self.last_change = time.strftime("%Y-%m-%dT%H:%M:%S")
+                self.log(f"{describe(report)}: {', '.join(sorted(keys)[:5])}")
+                self._vectors_wanted.set()
+
+    def _vector_loop(self) -> None:
+        while not self._stop.is_set():
+            self._vectors_wanted.wait()
+            if self._stop.is_set():
+                return
+            self._vectors_wanted.clear()
+            try:
+                embedder = make_embedder(self.store.config().model)
+                if embedder is None:
+                    continue
+                self.filling_vectors = True
+                done = fill_missing(self.store, embedder, stop=self._stop)
+                if done is None:  # vectors of another model: a full run switches cleanly
+                    self.log("embedding model changed: re-embedding the store")
+                    done = index_store(self.store, embedder=embedder).embedded
+                if done:
+                    self.log(f"embedded {done} chunk(s)")
+            except Exception as exc:
+                self._failed("embedding", exc)
+                self._stop.wait(RETRY_S)
+                self._vectors_wanted.set()
+            finally:
+                self.filling_vectors = False
+
+    def _failed(self, doing: str, exc: BaseException) -> None:
+        self.last_error = f"{doing}: {type(exc).__name__}: {exc}"
+        self.log(f"error while {self.last_error} (retrying)")

@@ -1,0 +1,320 @@
+"""Index a few named files now, without walking the store.
+
+A full run (:func:`engine.indexer.index_store`) walks every file and holds the store's run lock
+for as long as it takes, which can be minutes. An agent that has just written a memory, or a
+watcher that has just seen three files change, needs those files searchable at once, so this
+module indexes exactly the paths it is given, reusing the full run's pieces (the scan decides
+what changed, ``write_files`` writes it, vectors are keyed by text hash as always). It takes no
+run lock: each write is one short transaction that leaves the index consistent, and a full run
+going on in another process upserts the same rows to the same values.
+
+Vectors come in two speeds. :func:`index_paths` may embed the chunks of the files it wrote
+(``remember`` does: the next search must find the memory by meaning too); :func:`fill_missing`
+embeds whatever chunks still lack a vector, in small batches, for a background worker, while the
+lexical index already answers. Coverage is recorded as it rises, so the vector arm rejoins a
+search as soon as coverage is back above the threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+
+import apsw
+
+from engine import state as state_plane
+from engine.db import (
+    INDEX_SCHEMA_VERSION,
+    ensure_vector_table,
+    open_index,
+    read_meta,
+    write_meta,
+)
+from engine.embedder import Embedder, to_blob
+from engine.indexer import (
+    WRITE_BATCH,
+    IndexReport,
+    batched,
+    embed_text,
+    record_coverage,
+    scan,
+    write_files,
+)
+from engine.store import Candidate, Store, is_memory_name
+
+#: Chunks embedded per transaction by the background filler: small, so a search waiting for
+#: the shared embedder waits for at most one such batch.
+FILL_BATCH = 16
+#: Seconds between coverage updates while the background filler runs (counting is a scan).
+COVERAGE_EVERY_S = 2.0
+
+
+@contextmanager
+def immediate(conn: apsw.Connection) -> Iterator[None]:
+    """A write transaction that takes the write lock before its first read.
+
+    These writes run beside other writers (a full run, another server). A deferred transaction
+    that reads first and then writes fails at once with "database is locked" when another
+    connection committed in between (SQLite cannot upgrade a stale snapshot, and the busy
+    timeout does not apply); BEGIN IMMEDIATE waits its turn instead."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
+    """The store key of a path a watcher reported, or None when it cannot be a memory (outside
+    the store, inside a hidden folder such as ``.memsift``, or not a Markdown/HTML name)."""
+    try:
+        key = Path(path).relative_to(store.root).as_posix()
+    except ValueError:
+        return None
+    parts = PurePosixPath(key).parts
+    if not parts or any(part.startswith(".") for part in parts) or not is_memory_name(parts[-1]):
+        return None
+    return key
+
+
+def path_problem(store: Store, key: str) -> str | None:
+    """Why the file at ``key`` cannot be indexed from its path alone: a symlink on the way
+    (never followed), or not a regular file. None when it can (or when it does not exist)."""
+    here = store.root
+    for part in PurePosixPath(key).parts:
+        here = here / part
+        try:
+            info = here.lstat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot stat: {exc.strerror}"
+        if stat.S_ISLNK(info.st_mode):
+            return "symlink (not followed)"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    return None
+
+
+def index_paths(
+    store: Store,
+    keys: Iterable[str],
+    *,
+    embedder: Embedder | None = None,
+) -> IndexReport:
+    """Bring the index rows of exactly ``keys`` in step with their files, and return what changed.
+
+    A key whose file exists and parses is written (or found unchanged); one whose file is gone,
+    unusable or skipped loses its row, as a full run would do. With ``embedder``, the chunks of
+    the files written get their vectors before this returns (when the index's vectors are of the
+    same model; otherwise they are left to a full run, which switches models cleanly).
+    """
+    wanted = sorted({k for k in keys if memory_key(store, store.root / k) == k})
+    report = IndexReport()
+    if not wanted:
+        return report
+    max_bytes = store.config().max_file_bytes
+    conn = open_for_writing(store)
+    try:
+        marks = ", ".join("?" * len(wanted))
+        known = {
+            path: (file_id, content_hash, size, mtime_ns)
+            for path, file_id, content_hash, size, mtime_ns in conn.execute(
+                f"SELECT path, id, content_hash, size, mtime_ns FROM files WHERE path IN ({marks})",
+                wanted,
+            )
+        }
+        candidates = []
+        for key in wanted:
+            full = store.root / key
+            problem = path_problem(store, key)
+            if problem is None and not os.path.lexists(full):
+                continue  # gone: its row (if any) is removed below
+            candidates.append(Candidate(key, full, problem))
+        seen: set[str] = set()
+        touched: list[tuple[int, str, str]] = []
+        changed = scan(candidates, max_bytes, known, seen, report, touched)
+        for batch in batched(changed, WRITE_BATCH):
+            write_files(conn, batch)
+            report.indexed.extend(p.key for p in batch)
+        gone = sorted(set(known) - seen)
+        if not (report.indexed or touched or gone or report.skipped):
+            return report  # nothing changed: no write, no lock taken
+        with immediate(conn):
+            if touched:
+                conn.executemany(
+                    "UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched
+                )
+            if gone:
+                conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
+            remember_skips(conn, store, wanted, report.skipped)
+        report.removed = gone
+        if gone:
+            report.renamed = follow_renames(conn, store, {p: known[p][1] for p in gone})
+        if embedder is not None and report.indexed:
+            report.embedded = embed_files(conn, embedder, report.indexed)
+        with immediate(conn):
+            model = embedder.name if embedder is not None else read_meta(conn, "model")
+            record_coverage(conn, model, embedder.dim if embedder is not None else None)
+    finally:
+        conn.close()
+    return report
+
+
+def open_for_writing(store: Store) -> apsw.Connection:
+    """The index, made if missing. An existing index of the current layout is opened without
+    re-running its schema script: that script reads before it writes, which fails at once with
+    "database is locked" when another process commits in between (see :func:`immediate`)."""
+    if store.index_path.exists():
+        conn = open_index(store.index_path)
+        if read_meta(conn, "schema_version") == INDEX_SCHEMA_VERSION:
+            return conn
+        conn.close()
+    return open_index(store.index_path, create=True)
+
+
+def remember_skips(
+    conn: apsw.Connection, store: Store, keys: list[str], skipped: list[tuple[str, str]]
+) -> None:
+    """Keep the index's record of skipped files (which ``status`` uses so as not to count a file
+    it will skip again as pending) true for ``keys``."""
+    marks = json.loads(read_meta(conn, "skipped") or "{}")
+    for key in keys:
+        marks.pop(key, None)
+    for key, _ in skipped:
+        try:
+            info = (store.root / key).stat()
+        except OSError:
+            continue
+        marks[key] = [info.st_size, info.st_mtime_ns]
+    write_meta(conn, "skipped", json.dumps(marks))
+
+
+def follow_renames(
+    conn: apsw.Connection, store: Store, gone: dict[str, str]
+) -> list[tuple[str, str]]:
+    """Move the state rows of removed files to the one file now holding the same content."""
+    if not store.state_path.exists():
+        return []
+    hashes = sorted(set(gone.values()))
+    marks = ", ".join("?" * len(hashes))
+    unique = dict(
+        conn.execute(
+            f"SELECT content_hash, min(path) FROM files WHERE content_hash IN ({marks}) "
+            "GROUP BY content_hash HAVING count(*) = 1",
+            hashes,
+        ).fetchall()
+    )
+    if not unique:
+        return []
+    present = {path for (path,) in conn.execute("SELECT path FROM files")}
+    return state_plane.follow_content(store, present, unique, gone)
+
+
+def vectors_compatible(conn: apsw.Connection, embedder: Embedder) -> bool:
+    """Whether vectors of ``embedder`` may be added without mixing models: the index's recorded
+    model is this one (or none yet) and its oldest and newest vectors are too (a model switch
+    is a full run's job: it re-embeds everything). Constant time: a scan of every vector would
+    cost a remember at 50,000 memories a tenth of a second."""
+    if read_meta(conn, "model") not in (None, embedder.name):
+        return False
+    ends = conn.execute(
+        "SELECT model, dim FROM (SELECT model, dim FROM embeddings ORDER BY rowid LIMIT 1) "
+        "UNION SELECT model, dim FROM (SELECT model, dim FROM embeddings ORDER BY rowid DESC "
+        "LIMIT 1)"
+    ).fetchall()
+    return all((model, dim) == (embedder.name, embedder.dim) for model, dim in ends)
+
+
+def missing_chunks(
+    conn: apsw.Connection, keys: list[str] | None, limit: int | None = None
+) -> list[tuple[str, str, str]]:
+    """(hash, title, text) of chunks without a vector, of the files ``keys`` (None: all)."""
+    where = ""
+    params: list[object] = []
+    if keys is not None:
+        where = f"AND f.path IN ({', '.join('?' * len(keys))})"
+        params.extend(keys)
+    sql = f"""
+        SELECT c.hash, f.title, c.text
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        LEFT JOIN embeddings AS e ON e.hash = c.hash
+        WHERE e.hash IS NULL {where}
+        GROUP BY c.hash
+    """
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return conn.execute(sql, params).fetchall()
+
+
+def store_vectors(
+    conn: apsw.Connection, embedder: Embedder, batch: list[tuple[str, str, str]]
+) -> int:
+    vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
+    with conn:
+        conn.executemany(
+            "INSERT OR IGNORE INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
+            [
+                (digest, embedder.name, embedder.dim, to_blob(vector))
+                for (digest, _, _), vector in zip(batch, vectors, strict=True)
+            ],
+        )
+    return len(batch)
+
+
+def embed_files(conn: apsw.Connection, embedder: Embedder, keys: list[str]) -> int:
+    """Embed the chunks of ``keys`` that lack a vector; 0 when the index is another model's."""
+    if not vectors_compatible(conn, embedder):
+        return 0
+    ensure_vector_table(conn, embedder.dim)
+    done = 0
+    for start in range(0, len(keys), 500):
+        missing = missing_chunks(conn, keys[start : start + 500])
+        for offset in range(0, len(missing), FILL_BATCH):
+            done += store_vectors(conn, embedder, missing[offset : offset + FILL_BATCH])
+    return done
+
+
+def fill_missing(
+    store: Store,
+    embedder: Embedder,
+    *,
+    stop: threading.Event | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int | None:
+    """Embed every chunk of the index that lacks a vector, a small batch at a time, recording
+    coverage as it rises. Returns how many were embedded, or None when the index holds another
+    model's vectors (the caller then runs a full index, which switches models cleanly)."""
+    if not store.index_path.exists():
+        return 0
+    conn = open_index(store.index_path)
+    done = 0
+    try:
+        if not vectors_compatible(conn, embedder):
+            return None
+        ensure_vector_table(conn, embedder.dim)
+        last = time.monotonic()
+        while not (stop is not None and stop.is_set()):
+            batch = missing_chunks(conn, None, FILL_BATCH)
+            if not batch:
+                break
+            done += store_vectors(conn, embedder, batch)
+            if progress:
+                progress(done)
+            if time.monotonic() - last >= COVERAGE_EVERY_S:
+                with immediate(conn):
+                    record_coverage(conn, embedder.name, embedder.dim)
+                last = time.monotonic()
+        with immediate(conn):
+            record_coverage(conn, embedder.name, embedder.dim)
+    finally:
+        conn.close()
+    return done

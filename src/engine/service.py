@@ -1,0 +1,258 @@
+"""What an agent can do with a store, as plain functions on JSON-ready data.
+
+This is the server's core without the protocol: one warm :class:`~engine.search.Searcher` (so a
+search costs the statement and one query embedding, not a process start), the write path, and
+the state plane, each call returning a small dict. The MCP glue (:mod:`engine.mcp_server`) only
+declares schemas and maps :class:`ServiceError` to tool errors, so everything here is tested
+without a protocol in the way.
+
+An agent's context is the scarce resource: a search answer is bounded (:data:`BUDGET_BYTES` of
+JSON, snippets trimmed and then hits dropped, and the answer says so), and ``read`` pages a
+long memory instead of returning all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+
+from engine import state as state_plane
+from engine.db import IndexMissing, open_index
+from engine.embedder import make_embedder
+from engine.freshness import Freshness
+from engine.memory import Skip, parse_memory
+from engine.scope import ScopeSpec
+from engine.search import Hit, Searcher, SearchResult
+from engine.status import store_status
+from engine.store import Store
+from engine.write import WriteError, forget, memory_file, remember
+
+#: The most JSON a search answer may take, in bytes (agents' tool outputs are small).
+BUDGET_BYTES = 8000
+SNIPPET_STEPS = (300, 200, 120, 60, 0)
+MAX_SEARCH_LIMIT = 50
+READ_CHARS = 20_000
+MAX_READ_CHARS = 100_000
+
+
+class ServiceError(ValueError):
+    """A request that cannot be served as asked; the message says what to change."""
+
+
+def compact(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def size_of(data: object) -> int:
+    return len(compact(data).encode("utf-8"))
+
+
+def cut(text: str, chars: int) -> str:
+    """``text`` cut to about ``chars`` characters at a word boundary, with an ellipsis."""
+    if len(text) <= chars:
+        return text
+    if chars <= 0:
+        return ""
+    space = text.rfind(" ", 0, chars)
+    end = space if space > chars // 2 else chars
+    return text[:end].rstrip(" *") + "…"
+
+
+def hit_record(hit: Hit, snippet_chars: int) -> dict[str, object]:
+    return {
+        "path": hit.path,
+        "title": hit.title,
+        "kind": hit.kind,
+        "event_at": hit.event_at,
+        "score": round(hit.score, 6),
+        "snippet": cut(hit.snippet, snippet_chars),
+        "ranks": {name: arm.rank for name, arm in hit.arms.items()},
+    }
+
+
+def bounded_answer(result: SearchResult, budget: int = BUDGET_BYTES) -> dict[str, object]:
+    """The search answer as JSON-ready data of at most ``budget`` bytes: snippets are
+    shortened step by step, then hits dropped from the bottom; ``truncated`` says what went."""
+    answer: dict[str, object] = {
+        "query": cut(result.query, 200),
+        "hits": [],
+        "abstained": bool(getattr(result, "abstained", False)),
+        "degraded": result.degraded,
+        "arms_fired": result.arms_fired,
+        "arms_dropped": result.arms_dropped,
+        "empty_scope": result.empty_scope,
+        "notes": result.notes,
+        "truncated": None,
+    }
+    for chars in SNIPPET_STEPS:
+        answer["hits"] = [hit_record(hit, chars) for hit in result.hits]
+        if size_of(answer) <= budget:
+            if chars != SNIPPET_STEPS[0] and result.hits:
+                answer["truncated"] = {"snippet_chars": chars, "hits_dropped": 0}
+            return answer
+    hits: list[dict[str, object]] = answer["hits"]  # type: ignore[assignment]
+    dropped = 0
+    answer["truncated"] = {"snippet_chars": 0, "hits_dropped": 0}
+    while hits and size_of(answer) > budget:
+        hits.pop()
+        dropped += 1
+        answer["truncated"] = {"snippet_chars": 0, "hits_dropped": dropped}
+    return answer
+
+
+@dataclass
+class SearchArgs:
+    query: str
+    limit: int = 10
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    path_prefix: str | None = None
+    since: str | None = None
+    until: str | None = None
+    include_archived: bool = False
+
+
+class MemoryService:
+    """One store served to agents: a warm searcher, the write path, and (optionally) the
+    threads that keep the index following the files."""
+
+    def __init__(self, store: Store, *, freshness: Freshness | None = None) -> None:
+        self.store = store
+        self.freshness = freshness
+        self._searcher = Searcher(store)
+        self._search_lock = threading.Lock()
+
+    def warm(self) -> None:
+        """Load the embedder and open the index now, so the first search is as fast as the
+        rest (called in the background at start)."""
+        with self._search_lock:
+            try:
+                self._searcher.search("warm up", limit=1)
+            except (IndexMissing, ValueError):
+                make_embedder(self.store.config().model)
+
+    def close(self) -> None:
+        with self._search_lock:
+            self._searcher.close()
+
+    # ------------------------------------------------------------------ tools
+
+    def search(self, args: SearchArgs) -> dict[str, object]:
+        if not 1 <= args.limit <= MAX_SEARCH_LIMIT:
+            raise ServiceError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
+        if not args.query.strip():
+            raise ServiceError("query is empty; say what to look for, in words")
+        spec = ScopeSpec(
+            tuple(args.kinds),
+            tuple(args.tags),
+            args.path_prefix or None,
+            args.since or None,
+            args.until or None,
+            args.include_archived,
+        )
+        try:
+            with self._search_lock:
+                result = self._searcher.search(args.query, limit=args.limit, scope=spec)
+        except IndexMissing:
+            raise ServiceError(self._no_index_yet()) from None
+        return bounded_answer(result)
+
+    def read(self, path: str, offset: int = 0, max_chars: int = READ_CHARS) -> dict[str, object]:
+        if offset < 0 or not 1 <= max_chars <= MAX_READ_CHARS:
+            raise ServiceError(f"offset must be >= 0 and max_chars between 1 and {MAX_READ_CHARS}")
+        key, full = memory_file(self.store, path)
+        data = full.read_bytes()
+        text = data.decode("utf-8", errors="replace")
+        fields: dict[str, object] = {}
+        problem = None
+        try:
+            memory = parse_memory(key, data)
+            fields = {
+                "title": memory.title,
+                "kind": memory.kind,
+                "event_at": memory.event_at,
+                "tags": list(memory.tags),
+                "archived": memory.archived,
+            }
+        except Skip as skip:
+            problem = f"the index skips this file: {skip.reason}"
+        if offset > len(text):
+            raise ServiceError(f"offset {offset} is past the end ({len(text)} characters)")
+        page = text[offset : offset + max_chars]
+        end = offset + len(page)
+        access = (
+            state_plane.record_access(self.store, key, content_hash_of(self.store, key))
+            if offset == 0
+            else None
+        )
+        return {
+            "path": key,
+            "front_matter": fields,
+            "text": page,
+            "offset": offset,
+            "next_offset": end if end < len(text) else None,
+            "total_chars": len(text),
+            "access_count": access.access_count if access else None,
+            "problem": problem,
+        }
+
+    def remember(
+        self,
+        title: str,
+        body: str,
+        kind: str,
+        tags: list[str] | None,
+        event_at: str | None,
+    ) -> dict[str, object]:
+        embedder = make_embedder(self.store.config().model)
+        key = remember(self.store, title, body, kind, tags, event_at, embedder=embedder)
+        notes = []
+        if key.split("/", 1)[0] == "task":
+            notes.append("tasks are out of default searches; search with kinds=['task']")
+        return {"path": key, "indexed": True, "embedded": embedder is not None, "notes": notes}
+
+    def reinforce(self, path: str, outcome: int) -> dict[str, object]:
+        if outcome not in (1, -1):
+            raise ServiceError("outcome must be 1 (the memory helped) or -1 (it misled)")
+        key, _ = memory_file(self.store, path)
+        access = state_plane.reinforce(self.store, key, outcome, content_hash_of(self.store, key))
+        return {
+            "path": key,
+            "outcome_score": round(access.outcome_score, 4),
+            "access_count": access.access_count,
+        }
+
+    def forget(self, path: str) -> dict[str, object]:
+        result = forget(self.store, path)
+        return {"path": result.path, "archived": True, "changed": result.changed}
+
+    def status(self) -> dict[str, object]:
+        try:
+            info = store_status(self.store)
+        except IndexMissing:
+            info = {"store": str(self.store.root), "files": 0, "index": self._no_index_yet()}
+        stale = info.pop("stale_state_rows", [])
+        info["stale_state_rows"] = len(stale) if isinstance(stale, list) else stale
+        info["freshness"] = self.freshness.status() if self.freshness else None
+        return info
+
+    def _no_index_yet(self) -> str:
+        if self.freshness is not None and not self.freshness.caught_up.is_set():
+            return "the index is still being built (it started with the server); retry shortly"
+        return "the store has no index yet; run `memsift index` in it"
+
+
+def content_hash_of(store: Store, key: str) -> str | None:
+    """The indexed content hash of ``key`` (lets the state row follow a later rename)."""
+    if not store.index_path.exists():
+        return None
+    conn = open_index(store.index_path)
+    try:
+        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (key,)).fetchone()
+        return row[0] if row else None
+    finally:
+        conn.close()
+
+
+ERRORS = (ServiceError, WriteError, ValueError, OSError)

@@ -1,0 +1,513 @@
+"""The write path: how an agent adds a memory, archives one, and lists what it has.
+
+Files stay the source of truth, so writing a memory means writing a file, and the rules are the
+ones a careful person would follow by hand:
+
+* a new memory is a new Markdown file with front matter, under a folder named for its kind, with
+  a file name made from its title; it appears whole or not at all (written to a temporary file,
+  synced, then hard-linked into place, which fails rather than replace a file that is already
+  there: a clash gets the next free suffix ``-2``, ``-3``…);
+* archiving (``forget``) changes one front matter key, ``archived: true``, and keeps every other
+  byte of the file; the new file replaces the old one atomically;
+* nothing here ever deletes a memory, and every path given is checked to be a memory inside the
+  store (no ``..``, no symlinks, no hidden folders) before anything is read or written.
+
+Each write indexes the file it wrote before returning, so the very next search sees it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import json
+import os
+import re
+import secrets
+import stat
+import unicodedata
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from engine.db import IndexMissing, open_index
+from engine.embedder import Embedder
+from engine.incremental import index_paths
+from engine.memory import Memory, Skip, format_utc, parse_iso, parse_memory
+from engine.scope import ScopeSpec, build_scope
+from engine.store import Store, is_memory_name
+
+KIND_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+MAX_TITLE_CHARS = 300
+MAX_TAGS = 20
+MAX_TAG_CHARS = 50
+SLUG_CHARS = 60
+TEMP_DIR = "tmp"
+MAX_SUFFIX = 1000
+
+
+class WriteError(ValueError):
+    """A write that cannot be done as asked; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A validated memory, ready to become a file."""
+
+    title: str
+    body: str
+    kind: str
+    tags: tuple[str, ...]
+    event_at: dt.date | dt.datetime | None
+
+
+# --------------------------------------------------------------------------- validation (pure)
+
+
+def check_kind(kind: str) -> str:
+    """Kinds are free text in lower case (episodic, semantic, procedural, person, task…); since
+    a kind names a folder, only letters, digits, '-' and '_' are allowed."""
+    if not isinstance(kind, str):
+        raise WriteError("kind must be text, e.g. semantic, episodic or procedural")
+    cleaned = kind.strip().lower()
+    if not KIND_PATTERN.fullmatch(cleaned):
+        raise WriteError(
+            f"kind {kind[:40]!r} is not a valid kind: use one lower-case word of letters, digits, "
+            "'-' or '_' (at most 40 characters), e.g. semantic, episodic, procedural, person"
+        )
+    return cleaned
+
+
+def check_title(title: str) -> str:
+    if not isinstance(title, str):
+        raise WriteError("title must be text")
+    cleaned = " ".join(title.split())
+    if not cleaned:
+        raise WriteError("title is empty; give the memory a short, specific title")
+    if len(cleaned) > MAX_TITLE_CHARS:
+        raise WriteError(
+            f"title is {len(cleaned)} characters; keep it under {MAX_TITLE_CHARS} and put the "
+            "rest in the body"
+        )
+    return cleaned
+
+
+def check_body(body: str) -> str:
+    if not isinstance(body, str):
+        raise WriteError("body must be text")
+    if "\x00" in body:
+        raise WriteError("body contains a NUL character; memories are text")
+    cleaned = body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    if not cleaned.strip():
+        raise WriteError("body is empty; write what should be remembered")
+    return cleaned + "\n"
+
+
+def check_tags(tags: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Tags in lower case, de-duplicated, in order; each one line of ordinary text."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str) or not isinstance(tags, list | tuple):
+        raise WriteError("tags must be a list of words, e.g. [infra, staging]")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise WriteError(f"tags: {tag!r} must be text")
+        cleaned = " ".join(tag.split()).lower()
+        if not cleaned:
+            continue
+        if len(cleaned) > MAX_TAG_CHARS or "," in cleaned or not cleaned.isprintable():
+            raise WriteError(
+                f"tags: {tag[:60]!r} is not a usable tag: at most {MAX_TAG_CHARS} printable "
+                "characters, no commas"
+            )
+        if cleaned not in out:
+            out.append(cleaned)
+    if len(out) > MAX_TAGS:
+        raise WriteError(f"{len(out)} tags; a memory takes at most {MAX_TAGS}")
+    return tuple(out)
+
+
+def check_event_at(value: str | None) -> dt.date | dt.datetime | None:
+    """An ISO 8601 date or datetime (when the remembered thing happened), or nothing."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise WriteError("event_at must be an ISO 8601 date text, e.g. 2026-10-03")
+    text = value.strip()
+    moment = parse_iso(text)
+    if moment is None:
+        raise WriteError(
+            f"event_at {text[:40]!r} is not an ISO 8601 date; write it like 2026-10-03 or "
+            "2026-10-03T14:20:00Z"
+        )
+    try:
+        format_utc(moment)
+    except OverflowError:
+        raise WriteError(f"event_at {text[:40]!r} is out of range") from None
+    if len(text) == 10:
+        return moment.date()
+    return moment
+
+
+def validate(
+    title: str,
+    body: str,
+    kind: str,
+    tags: list[str] | tuple[str, ...] | None = None,
+    event_at: str | None = None,
+) -> NewMemory:
+    """Check every field of a new memory; raise :class:`WriteError` naming the first bad one."""
+    return NewMemory(
+        title=check_title(title),
+        body=check_body(body),
+        kind=check_kind(kind),
+        tags=check_tags(tags),
+        event_at=check_event_at(event_at),
+    )
+
+
+def render(memory: NewMemory) -> str:
+    """The file's text: block-style YAML front matter (values dumped safely, so any title is
+    quoted as needed; tags as one flow list) and the body."""
+    fields: dict[str, object] = {"title": memory.title, "kind": memory.kind}
+    if memory.event_at is not None:
+        fields["event_at"] = memory.event_at
+    front = yaml.safe_dump(
+        fields, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000
+    )
+    if memory.tags:
+        tags = yaml.safe_dump(
+            list(memory.tags), allow_unicode=True, default_flow_style=True, width=10_000
+        )
+        front += f"tags: {tags.strip()}\n"
+    return f"---\n{front}---\n\n{memory.body}"
+
+
+def slug(title: str) -> str:
+    """A file name stem from a title: lower case, words joined by '-', letters of any script
+    kept, at most SLUG_CHARS characters cut at a word boundary; 'memory' if nothing is left."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    words = [w for w in re.split(r"[\W_]+", text) if w]
+    out = ""
+    for word in words:
+        candidate = f"{out}-{word}" if out else word
+        if len(candidate) > SLUG_CHARS:
+            if not out:
+                out = word[:SLUG_CHARS]
+            break
+        out = candidate
+    return out or "memory"
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def memory_file(store: Store, given: str) -> tuple[str, Path]:
+    """The (key, file) of a memory named by a path relative to the store (or absolute inside
+    it). Refuses paths outside the store, paths through a symlink, hidden folders, names that
+    are not memories, and anything that is not an existing regular file."""
+    if not isinstance(given, str) or not given.strip():
+        raise WriteError("path is empty; give a memory's path relative to the store")
+    if "\x00" in given:
+        raise WriteError("path contains a NUL character")
+    raw = Path(given.strip())
+    full = Path(os.path.normpath(raw if raw.is_absolute() else store.root / raw))
+    try:
+        key = full.relative_to(store.root).as_posix()
+    except ValueError:
+        try:  # an absolute path spelled through a link to the store's folder
+            key = full.resolve().relative_to(store.root).as_posix()
+        except (ValueError, OSError):
+            raise WriteError(
+                f"{given}: not inside the store {store.root}; give a path relative to the store"
+            ) from None
+        full = store.root / key
+    parts = PurePosixPath(key).parts
+    if key == "." or not parts:
+        raise WriteError(f"{given}: names the store itself, not a memory")
+    if any(part.startswith(".") for part in parts) or not is_memory_name(parts[-1]):
+        raise WriteError(
+            f"{given}: not a memory (memories are .md/.markdown/.html/.htm files outside "
+            "hidden folders)"
+        )
+    here = store.root
+    for part in parts:
+        here = here / part
+        try:
+            info = here.lstat()
+        except FileNotFoundError:
+            raise WriteError(f"{given}: no such memory in the store; search lists paths") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise WriteError(f"{given}: goes through a symlink; memsift never follows links")
+    if not stat.S_ISREG(info.st_mode):
+        raise WriteError(f"{given}: not a regular file")
+    return key, full
+
+
+def kind_folder(store: Store, kind: str) -> Path:
+    """The folder for a kind, made if needed; refused if something other than a real folder
+    (a symlink that could lead outside the store, a file) already has its name."""
+    folder = store.root / kind
+    with suppress(FileExistsError):
+        folder.mkdir()
+    info = folder.lstat()
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise WriteError(
+            f"{folder}: exists and is not a plain folder (a symlink or a file); "
+            f"memsift writes {kind!r} memories only into a real folder of that name"
+        )
+    return folder
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+def temp_file(store: Store, data: bytes, mode: int = 0o644) -> Path:
+    """Write ``data`` to a new temporary file under ``.memsift/tmp`` (invisible to the index
+    and the watcher) and sync it to disk."""
+    folder = store.state_dir / TEMP_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"write-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return path
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a new or renamed entry in ``folder`` durable (POSIX; a no-op where unsupported)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def place_new(temp: Path, target: Path) -> bool:
+    """Put ``temp`` at ``target`` only if nothing is there; True on success, False on a clash.
+
+    A hard link is atomic and never replaces an existing name. Where links are not supported,
+    the name is first claimed with O_EXCL and then atomically replaced by the full file."""
+    try:
+        os.link(temp, target)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in (
+            errno.EPERM,
+            errno.EXDEV,
+            errno.ENOTSUP,
+            errno.EOPNOTSUPP,
+            errno.EMLINK,
+        ):
+            raise
+    try:
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return False
+    os.replace(temp, target)
+    return True
+
+
+def write_new_file(store: Store, folder: Path, stem: str, data: bytes) -> Path:
+    """Write ``data`` as ``folder/stem.md`` (or ``stem-2.md``…): whole, synced, never over an
+    existing file."""
+    temp = temp_file(store, data)
+    try:
+        for number in range(1, MAX_SUFFIX + 1):
+            target = folder / (f"{stem}.md" if number == 1 else f"{stem}-{number}.md")
+            if place_new(temp, target):
+                sync_folder(folder)
+                return target
+        raise WriteError(f"{folder}: {MAX_SUFFIX} memories already named {stem}*; retitle it")
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def replace_file(store: Store, target: Path, data: bytes, expected: os.stat_result) -> None:
+    """Atomically replace ``target`` with ``data``, keeping its permission bits; refused when
+    the file changed since it was read (another writer's edit must not be lost)."""
+    temp = temp_file(store, data, stat.S_IMODE(expected.st_mode))
+    try:
+        now = target.lstat()
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+            expected.st_ino,
+            expected.st_size,
+            expected.st_mtime_ns,
+        ):
+            raise WriteError(f"{target}: changed while it was being updated; try again")
+        os.replace(temp, target)
+        sync_folder(target.parent)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- the operations
+
+
+def remember(
+    store: Store,
+    title: str,
+    body: str,
+    kind: str,
+    tags: list[str] | tuple[str, ...] | None = None,
+    event_at: str | None = None,
+    *,
+    embedder: Embedder | None = None,
+) -> str:
+    """Write a new memory and index it (with ``embedder``, its vectors too); return its key.
+
+    The file goes to ``<kind>/<slug of title>.md``; nothing existing is ever replaced.
+    """
+    memory = validate(title, body, kind, tags, event_at)
+    data = render(memory).encode("utf-8")
+    limit = store.config().max_file_bytes
+    if len(data) > limit:
+        raise WriteError(
+            f"the memory is {len(data)} bytes, over the store's {limit}-byte limit "
+            "([limits] max_file_bytes); split it into smaller memories"
+        )
+    parse_memory("check.md", data)  # a file the indexer would skip is never written
+    target = write_new_file(store, kind_folder(store, memory.kind), slug(memory.title), data)
+    key = store.key_of(target)
+    index_paths(store, [key], embedder=embedder)
+    return key
+
+
+@dataclass(frozen=True)
+class ArchiveResult:
+    path: str
+    changed: bool  # False when the memory already had the requested state
+
+
+def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
+    """Archive a memory (``archived: true`` in its front matter), or with ``archived=False``
+    bring it back. Only that key changes; the rest of the file is kept byte for byte. An
+    archived memory leaves default searches but stays on disk and in the index."""
+    key, full = memory_file(store, path)
+    info = full.lstat()
+    data = full.read_bytes()
+    try:
+        before = parse_memory(key, data)
+    except Skip as skip:
+        raise WriteError(f"{key}: not a usable memory ({skip.reason}); fix it first") from None
+    if before.archived == archived:
+        index_paths(store, [key])
+        return ArchiveResult(key, changed=False)
+    updated = set_archived(key, data, archived)
+    try:
+        after = parse_memory(key, updated)
+    except Skip:
+        after = None
+    if after is None or after.archived != archived or not same_memory(before, after):
+        raise WriteError(
+            f"{key}: could not change 'archived' without touching other fields; "
+            f"set archived: {str(archived).lower()} in its front matter by hand"
+        )
+    replace_file(store, full, updated, info)
+    index_paths(store, [key])
+    return ArchiveResult(key, changed=True)
+
+
+def same_memory(a: Memory, b: Memory) -> bool:
+    return (a.title, a.kind, a.event_at, a.tags, a.body) == (
+        b.title,
+        b.kind,
+        b.event_at,
+        b.tags,
+        b.body,
+    )
+
+
+def set_archived(key: str, data: bytes, archived: bool) -> bytes:
+    """The file's bytes with ``archived`` set (pure). Front matter gets its ``archived:`` line
+    replaced or one added before the closing ``---``; a file without front matter gets one
+    (Markdown) or an ``archived`` meta tag (HTML). Line endings and a BOM are kept."""
+    value = "true" if archived else "false"
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    text = data[len(bom) :].decode("utf-8")
+    first_end = text.find("\n")
+    newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
+    opening = re.match(r"---[ \t]*\r?\n", text)
+    if opening:
+        close = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE).search(text, opening.end())
+        if close is None:
+            raise WriteError(f"{key}: front matter is never closed; add a '---' line")
+        front = text[opening.end() : close.start()]
+        line = re.compile(r"^archived[ \t]*:[^\r\n]*", re.MULTILINE)
+        if line.search(front):
+            front = line.sub(f"archived: {value}", front, count=1)
+        else:
+            if front and not front.endswith("\n"):
+                front += newline
+            front += f"archived: {value}{newline}"
+        text = text[: opening.end()] + front + text[close.start() :]
+    elif PurePosixPath(key).suffix.lower() in (".html", ".htm"):
+        text = set_html_meta(text, value)
+    else:
+        text = f"---{newline}archived: {value}{newline}---{newline}{newline}" + text
+    return bom + text.encode("utf-8")
+
+
+def set_html_meta(text: str, value: str) -> str:
+    """Set ``<meta name="archived" content=…>`` in an HTML memory, adding the tag if needed."""
+    tag = re.compile(r"<meta\b[^>]*\bname\s*=\s*[\"']?archived[\"']?[^>]*>", re.IGNORECASE)
+    found = tag.search(text)
+    new_tag = f'<meta name="archived" content="{value}">'
+    if found:
+        return text[: found.start()] + new_tag + text[found.end() :]
+    head = re.search(r"<head\b[^>]*>", text, re.IGNORECASE)
+    at = head.end() if head else 0
+    return text[:at] + new_tag + ("" if head else "\n") + text[at:]
+
+
+def list_memories(
+    store: Store, scope: ScopeSpec | None = None, limit: int = 20
+) -> list[dict[str, object]]:
+    """The most recent memories in ``scope`` (by event time, else modification time), newest
+    first, as JSON-ready records."""
+    if not 1 <= limit <= 10_000:
+        raise WriteError("limit must be between 1 and 10000")
+    built = build_scope(scope or ScopeSpec(), first=1)
+    if not store.index_path.exists():
+        raise IndexMissing(
+            f"{store.index_path}: no index yet; run `memsift index` in the store first"
+        )
+    conn = open_index(store.index_path)
+    try:
+        rows = conn.execute(
+            "SELECT path, title, kind, event_at, updated_at, tags, archived FROM files AS f "
+            f"WHERE {built.sql} ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path "
+            f"LIMIT {int(limit)}",
+            built.values,
+        ).fetchall()
+    finally:
+        conn.close()
+    return [
+        {
+            "path": path,
+            "title": title,
+            "kind": kind,
+            "event_at": event_at,
+            "updated_at": updated_at,
+            "tags": json.loads(tags),
+            "archived": bool(archived),
+        }
+        for path, title, kind, event_at, updated_at, tags, archived in rows
+    ]

@@ -1,0 +1,328 @@
+"""`memsift serve` as an agent meets it: a subprocess driven over stdio by the MCP SDK's own
+client. One server serves most tests (starting one loads the embedding model); the tests that
+need their own processes say why."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from mcp_harness import SRC, ServerSession
+
+from engine.indexer import index_store
+from engine.memory import parse_memory
+from engine.store import open_store
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TOOLS = {
+    "memory_search",
+    "memory_read",
+    "memory_remember",
+    "memory_reinforce",
+    "memory_forget",
+    "memory_status",
+}
+WRITTEN_WHILE_DOWN = """---
+title: Llama feeding schedule
+kind: semantic
+---
+The office llama is fed at 07:30 and 16:00; never after dark.
+"""
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """The example store, indexed lexically before the server starts; then one file is added
+    while no server runs, which the server must catch up with."""
+    root = tmp_path_factory.mktemp("serve") / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsift"))
+    index_store(open_store(root), embed=False)
+    (root / "facts" / "llama.md").write_text(WRITTEN_WHILE_DOWN)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(store_dir):  # type: ignore[no-untyped-def]
+    session = ServerSession(store_dir)
+    session.wait_until_fresh()
+    yield session
+    session.close()
+
+
+def test_the_server_lists_the_six_tools_with_schemas_and_descriptions(server):
+    tools = server.run(lambda client: client.list_tools()).tools
+    assert {tool.name for tool in tools} == TOOLS
+    for tool in tools:
+        assert len(tool.description) > 100, tool.name
+        assert "Use " in tool.description, tool.name  # says when to use it
+        assert tool.output_schema is not None, tool.name
+    search = next(tool for tool in tools if tool.name == "memory_search")
+    assert search.input_schema["properties"]["limit"]["maximum"] == 50
+    assert search.input_schema["properties"]["limit"]["minimum"] == 1
+    assert search.input_schema["required"] == ["query"]
+
+
+def test_the_server_caught_up_with_a_file_written_while_it_was_down(server):
+    hits = server.ok("memory_search", {"query": "when is the llama fed"})["hits"]
+    assert hits[0]["path"] == "facts/llama.md"
+
+
+def test_search_returns_bounded_hits_with_ranks_and_flags(server):
+    data = server.ok("memory_search", {"query": "rotate the staging database credentials"})
+    assert [h["path"] for h in data["hits"][:3]].count(
+        "procedures/rotate-staging-db-credentials.md"
+    ) == 1
+    assert data["degraded"] is False
+    assert data["abstained"] is False
+    assert set(data["arms_fired"]) >= {"fts", "vector"}
+    hit = data["hits"][0]
+    assert set(hit) == {"path", "title", "kind", "event_at", "score", "snippet", "ranks"}
+    assert all(len(h["snippet"]) <= 310 for h in data["hits"])
+
+
+def test_a_search_answer_stays_under_8_kb_even_at_the_largest_limit(server):
+    result = server.call("memory_search", {"query": "staging database deploy release", "limit": 50})
+    text = result.content[0].text
+    assert len(text.encode("utf-8")) <= 8000
+    data = json.loads(text)
+    assert data["truncated"] is not None
+    assert len(data["hits"]) + data["truncated"]["hits_dropped"] >= 20
+
+
+def test_remember_then_search_finds_it_first_then_read_then_forget_hides_it(server, store_dir):
+    written = server.ok(
+        "memory_remember",
+        {
+            "title": "Quokka deploy freeze",
+            "body": "Deploys freeze every Friday after 15:00 because the quokka team is off.",
+            "kind": "procedural",
+            "tags": ["deploy", "policy"],
+        },
+    )
+    path = written["path"]
+    assert path == "procedural/quokka-deploy-freeze.md"
+    assert written["embedded"] is True
+    assert (store_dir / path).is_file()
+
+    found = server.ok("memory_search", {"query": "when are deploys frozen"})
+    assert found["hits"][0]["path"] == path
+    assert "vector" in found["hits"][0]["ranks"]
+
+    read = server.ok("memory_read", {"path": path})
+    assert read["front_matter"]["title"] == "Quokka deploy freeze"
+    assert read["front_matter"]["tags"] == ["deploy", "policy"]
+    assert "quokka team is off" in read["text"]
+    assert read["access_count"] == 1
+
+    assert server.ok("memory_forget", {"path": path}) == {
+        "path": path,
+        "archived": True,
+        "changed": True,
+    }
+    after = server.ok("memory_search", {"query": "when are deploys frozen"})
+    assert path not in [h["path"] for h in after["hits"]]
+    archived = server.ok(
+        "memory_search", {"query": "when are deploys frozen", "include_archived": True}
+    )
+    assert archived["hits"][0]["path"] == path
+
+
+def test_a_file_written_behind_the_servers_back_is_found_within_seconds(server, store_dir):
+    (store_dir / "facts" / "capybara.md").write_text(
+        "---\ntitle: Capybara parking\n---\nThe capybara parks in bay 12.\n"
+    )
+
+    def found() -> bool:
+        hits = server.ok("memory_search", {"query": "where does the capybara park"})["hits"]
+        return bool(hits) and hits[0]["path"] == "facts/capybara.md"
+
+    assert server.wait_for(found, timeout=30)
+
+
+def test_a_file_deleted_behind_the_servers_back_leaves_the_results(server, store_dir):
+    target = store_dir / "facts" / "wombat.md"
+    target.write_text("---\ntitle: Wombat rota\n---\nThe wombat rota changes monthly.\n")
+
+    def searchable(expected: bool) -> bool:
+        hits = server.ok("memory_search", {"query": "wombat rota"})["hits"]
+        return ("facts/wombat.md" in [h["path"] for h in hits]) is expected
+
+    assert server.wait_for(lambda: searchable(True), timeout=30)
+    target.unlink()
+    assert server.wait_for(lambda: searchable(False), timeout=30)
+
+
+def test_read_pages_a_long_memory_and_counts_one_access(server):
+    first = server.ok("memory_read", {"path": "facts/service-map.md", "max_chars": 100})
+    assert len(first["text"]) == 100
+    assert first["next_offset"] == 100
+    rest = server.ok(
+        "memory_read", {"path": "facts/service-map.md", "offset": 100, "max_chars": 100_000}
+    )
+    assert rest["next_offset"] is None
+    assert first["text"] + rest["text"] == (EXAMPLES / "facts/service-map.md").read_text()
+    assert rest["access_count"] is None
+
+
+def test_reinforce_moves_the_outcome_score(server):
+    up = server.ok("memory_reinforce", {"path": "people/priya-raman.md", "outcome": 1})
+    assert up["outcome_score"] > 0
+    down = server.ok("memory_reinforce", {"path": "people/priya-raman.md", "outcome": -1})
+    assert down["outcome_score"] < up["outcome_score"]
+
+
+def test_status_reports_the_index_and_the_watcher(server):
+    status = server.ok("memory_status")
+    assert status["files"] >= 36
+    assert status["vector_coverage"] == 1.0
+    assert status["freshness"]["watching"] is True
+    assert status["freshness"]["last_error"] is None
+
+
+def test_a_memory_file_is_readable_as_a_resource(server):
+    result = server.run(
+        lambda client: client.read_resource("memsift://memory/people/priya-raman.md")
+    )
+    assert result.contents[0].text == (EXAMPLES / "people/priya-raman.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("memory_search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
+        ("memory_search", {"query": "x", "limit": 51}, "less than or equal to 50"),
+        ("memory_search", {"query": "x", "since": "last week"}, "not an ISO 8601 date"),
+        ("memory_read", {"path": "../../etc/passwd"}, "not inside the store"),
+        ("memory_read", {"path": "/etc/passwd"}, "not inside the store"),
+        ("memory_read", {"path": ".memsift/index.db"}, "not a memory"),
+        ("memory_read", {"path": "facts/missing.md"}, "no such memory"),
+        ("memory_remember", {"title": "T", "body": "B", "kind": "Bad Kind!"}, "kind"),
+        ("memory_remember", {"title": "T", "body": "B", "event_at": "soon"}, "ISO 8601"),
+        ("memory_remember", {"title": "T"}, "body"),
+        ("memory_reinforce", {"path": "people/priya-raman.md", "outcome": 0}, "outcome"),
+        ("memory_forget", {"path": "../outside.md"}, "not inside the store"),
+    ],
+)
+def test_bad_arguments_are_tool_errors_and_the_next_call_works(server, tool, arguments, message):
+    assert message in server.error(tool, arguments)
+    assert server.ok("memory_search", {"query": "staging database"})["hits"]
+
+
+def test_nothing_is_written_by_a_refused_remember(server, store_dir):
+    server.error("memory_remember", {"title": "T", "body": "B", "kind": "Bad Kind!"})
+    assert not any(p.name.startswith("Bad") or p.name == "bad" for p in store_dir.iterdir())
+
+
+def test_two_clients_searching_while_a_third_remembers_lose_nothing(tmp_path):
+    """Three servers on one store (stdio: one client each). Two search without pause while the
+    third remembers 20 memories: every search answers, every memory is a whole file, indexed
+    once, and found by the searchers."""
+    root = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsift"))
+    index_store(open_store(root))
+    sessions = [ServerSession(root) for _ in range(3)]
+    try:
+        searchers, writer = sessions[:2], sessions[2]
+        stop = threading.Event()
+        failures: list[str] = []
+        counts = [0, 0]
+
+        def search_loop(number: int, session: ServerSession) -> None:
+            while not stop.is_set():
+                result = session.call("memory_search", {"query": "staging database", "limit": 5})
+                if result.is_error:
+                    failures.append(result.content[0].text)
+                counts[number] += 1
+
+        threads = [
+            threading.Thread(target=search_loop, args=(n, s)) for n, s in enumerate(searchers)
+        ]
+        for thread in threads:
+            thread.start()
+        paths = []
+        try:
+            for n in range(20):
+                paths.append(
+                    writer.ok(
+                        "memory_remember",
+                        {"title": f"Concurrent note {n}", "body": f"Marker okapi{n} is here."},
+                    )["path"]
+                )
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(60)
+        assert failures == []
+        assert min(counts) > 0
+        assert len(set(paths)) == 20
+        for n, path in enumerate(paths):
+            memory = parse_memory(path, (root / path).read_bytes())
+            assert memory.body == f"Marker okapi{n} is here."
+            hits = searchers[n % 2].ok("memory_search", {"query": f"okapi{n}"})["hits"]
+            assert hits[0]["path"] == path
+    finally:
+        for session in sessions:
+            session.close()
+
+
+def test_a_plain_search_does_not_import_the_mcp_sdk_or_the_watcher(tmp_path):
+    (tmp_path / "a.md").write_text("Alpha.\n")
+    index_store(open_store(tmp_path), embed=False)
+    probe = (
+        "import sys\n"
+        "from engine.cli import main\n"
+        f"sys.argv = ['memsift', '--store', {str(tmp_path)!r}, 'search', 'alpha', '--no-vector']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'mcp', 'mcp_types', 'watchfiles', 'pydantic', 'anyio'})\n"
+        "print('LOADED', loaded)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC)},
+        check=True,
+    ).stdout
+    assert "LOADED []" in out
+
+
+def test_ctrl_c_stops_the_server_at_once_without_a_traceback(tmp_path):
+    """The stdio transport reads stdin on a thread no cancellation reaches: without care,
+    Ctrl-C would leave the server hanging until the next line of input."""
+    import os
+    import signal
+
+    (tmp_path / ".memsift").mkdir()
+    (tmp_path / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    (tmp_path / "a.md").write_text("Alpha.\n")
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from engine.cli import main; main()",
+            "--store",
+            str(tmp_path),
+            "serve",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    ) as child:
+        assert child.stderr is not None
+        assert "caught up" in child.stderr.readline()
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=30)
+    assert child.returncode == 130
+    assert "interrupted" in stderr
+    assert "Traceback" not in stderr

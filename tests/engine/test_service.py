@@ -1,0 +1,124 @@
+"""The server's core without the protocol: bounded search answers, paging reads, refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.indexer import index_store
+from engine.search import ArmHit, Hit, SearchResult
+from engine.service import (
+    BUDGET_BYTES,
+    MemoryService,
+    SearchArgs,
+    ServiceError,
+    bounded_answer,
+    cut,
+    size_of,
+)
+
+
+def result_with(hits: list[Hit], **extra: object) -> SearchResult:
+    result = SearchResult(
+        query="q",
+        hits=hits,
+        arms_fired=["fts"],
+        arms_dropped={},
+        fts_form="all",
+        degraded=False,
+        scope="default",
+    )
+    for name, value in extra.items():
+        setattr(result, name, value)
+    return result
+
+
+def hit(number: int, snippet_words: int = 60) -> Hit:
+    return Hit(
+        path=f"notes/memory-{number:03}.md",
+        title=f"Memory number {number} with a title of ordinary length",
+        kind="semantic",
+        event_at="2026-10-03 00:00:00",
+        score=0.03 - number * 1e-4,
+        snippet=" ".join(["word"] * snippet_words)[:300],
+        arms={"fts": ArmHit(number + 1, 0.01), "vector": ArmHit(number + 2, 0.01)},
+    )
+
+
+def test_a_small_answer_is_returned_whole():
+    answer = bounded_answer(result_with([hit(1), hit(2)]))
+    assert answer["truncated"] is None
+    assert answer["hits"][0]["snippet"] == hit(1).snippet
+    assert answer["hits"][0]["ranks"] == {"fts": 2, "vector": 3}
+
+
+def test_a_large_answer_is_cut_to_the_budget_and_says_what_went():
+    answer = bounded_answer(result_with([hit(n) for n in range(50)]))
+    assert size_of(answer) <= BUDGET_BYTES
+    truncated = answer["truncated"]
+    assert truncated["snippet_chars"] < 300
+    assert len(answer["hits"]) + truncated["hits_dropped"] == 50
+
+
+def test_snippets_are_shortened_before_any_hit_is_dropped():
+    answer = bounded_answer(result_with([hit(n) for n in range(20)]))
+    assert answer["truncated"]["hits_dropped"] == 0
+    assert len(answer["hits"]) == 20
+
+
+def test_the_abstained_flag_is_passed_through_when_the_result_has_one():
+    assert bounded_answer(result_with([], abstained=True))["abstained"] is True
+    assert bounded_answer(result_with([]))["abstained"] is False
+
+
+def test_cut_ends_at_a_word_boundary_with_an_ellipsis():
+    assert cut("alpha beta gamma delta", 12) == "alpha beta…"
+    assert cut("short", 12) == "short"
+    assert cut("anything", 0) == ""
+
+
+@pytest.fixture
+def service(make_store):  # type: ignore[no-untyped-def]
+    store = make_store(
+        {
+            ".memsift/config.toml": '[embedder]\nmodel = "none"\n',
+            "facts/port.md": "---\ntitle: Port\n---\nStaging listens on 6432.\n",
+        }
+    )
+    index_store(store)
+    return MemoryService(store)
+
+
+@pytest.mark.parametrize("limit", [0, 51])
+def test_search_refuses_a_limit_out_of_range(service, limit):
+    with pytest.raises(ServiceError, match="between 1 and 50"):
+        service.search(SearchArgs("port", limit=limit))
+
+
+def test_search_refuses_an_empty_query(service):
+    with pytest.raises(ServiceError, match="query is empty"):
+        service.search(SearchArgs("   "))
+
+
+def test_read_counts_only_the_first_page(service):
+    assert service.read("facts/port.md", 0, 10)["access_count"] == 1
+    assert service.read("facts/port.md", 10, 10)["access_count"] is None
+    assert service.read("facts/port.md")["access_count"] == 2
+
+
+def test_read_reports_why_the_index_skips_a_file(service):
+    (service.store.root / "facts" / "broken.md").write_text("---\ntitle: [x\n---\nBody.\n")
+    data = service.read("facts/broken.md")
+    assert data["problem"].startswith("the index skips this file: front matter is not valid")
+    assert data["front_matter"] == {}
+
+
+def test_remember_of_a_task_notes_that_tasks_are_out_of_default_searches(service):
+    data = service.remember("Renew the TLS cert", "Before November.", "task", None, None)
+    assert data["path"] == "task/renew-the-tls-cert.md"
+    assert data["notes"] == ["tasks are out of default searches; search with kinds=['task']"]
+
+
+def test_status_without_an_index_says_so(make_store):
+    data = MemoryService(make_store({"a.md": "A.\n"})).status()
+    assert data["files"] == 0
+    assert "memsift index" in data["index"]
