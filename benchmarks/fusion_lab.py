@@ -539,9 +539,9 @@ PROCEDURE = (
     "on every set in ../shared/data. Grid: fts weight 0.6-1.5 (vector fixed at 1), recency "
     "0.02-0.2 (kept above 0: the arm breaks near-ties toward the newer memory, which the sets "
     "do not reward), time 0-1, k in 20/40/60, 40 or 100 candidates per arm. Objective: the "
-    "mean of the per-set nDCG@10, among settings whose fusion is within 0.003 of the best single arm on "
-    "every set tuned on. Leave one set out: each fold chooses on the other sets and is scored "
-    "on the held-out one; the registry holds the choice made on all sets."
+    "mean of the per-set nDCG@10, among settings whose fusion is within 0.003 of the best "
+    "single arm on every set tuned on. Leave one set out: each fold chooses on the other sets "
+    "and is scored on the held-out one; the registry holds the choice made on all sets."
 )
 
 
