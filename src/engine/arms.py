@@ -3,7 +3,8 @@
 Each arm is one way of ranking the memories in scope: by the words they share with the query,
 by meaning, by when they happened, by how much they have been used. A search runs every arm
 whose inputs are present and fuses their rankings by weighted reciprocal rank fusion: a memory
-at rank ``r`` in an arm earns ``weight / (60 + r)`` from it, and the sums decide the order.
+at rank ``r`` in an arm earns ``weight / (k + r)`` from it (``k`` is ``RRF_K`` in
+:mod:`engine.assemble`), and the sums decide the order.
 
 Arms are records in a table rather than branches in code for three reasons. The SQL assembler
 folds over this table, so adding a fifth arm is one new entry and no other file changes. The
@@ -136,7 +137,7 @@ FROM (
     ),
     Arm(
         name="recency",
-        weight=0.2,
+        weight=0.02,
         needs=(),
         prose="""
 The recency arm prefers what happened last. A memory's moment is its `event_at` when the
@@ -147,9 +148,10 @@ relevant memories in favour of the newer one, which is usually the one still tru
 Like every arm that does not read the query, it ranks only the candidates the query arms
 found (every memory in scope when no query arm runs), so it can reorder relevant memories
 but never bring in an irrelevant one. Memories with the same moment share a rank. Its weight
-is a fifth of a query arm's: enough to settle a near-tie in favour of the newer memory, too
-little to outvote the query. Measured on dated recall sets, where the memory asked about is
-often an old one, a heavier recency weight cost more than it gained.
+is a fiftieth of a query arm's: enough to settle an exact tie in favour of the newer memory,
+too little to outvote the query. Measured on every evaluation set, including dated chat
+histories where the message asked about is usually an old one, any heavier weight cost more
+than it gained; the arm stays for the tie, which those sets do not reward.
 """,
         sql="""
 SELECT path, rank() OVER (ORDER BY moment DESC) AS rank

@@ -1,6 +1,6 @@
 """Fold the arm registry into one SQL statement.
 
-The statement has one CTE per surviving arm, a ``fused`` CTE that sums ``weight / (60 + rank)``
+The statement has one CTE per surviving arm, a ``fused`` CTE that sums ``weight / (k + rank)``
 per path, and a final SELECT that returns each hit with every arm's rank beside it (so
 ``--explain`` needs no second query). Arms that read the query come first; a ``candidates``
 CTE unites what they found, and the prior arms (recency, salience) rank only those. Equal
@@ -33,7 +33,10 @@ from engine.contract import INPUTS, Available
 
 INPUT_BY_NAME = {i.name: i for i in INPUTS}
 
-RRF_K = 60
+#: The fusion constant k in ``weight / (k + rank)``. Smaller k lets a first place count for
+#: more against a fifth; 20 was chosen with the weights, leave one set out, over every
+#: evaluation set (benchmarks/results/tuning.json; it was 60, the constant of the RRF paper).
+RRF_K = 20
 #: The columns of every hit the statement returns, before one ``<arm>_rank`` per fired arm.
 RESULT_COLUMNS = ("path", "title", "kind", "event_at", "file_id", "score")
 

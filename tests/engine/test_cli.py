@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.search import CANDIDATE_LIMIT
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CLI_MAIN = "from engine.cli import main; main()"
@@ -95,7 +96,9 @@ def test_search_sql_prints_the_statement_and_its_values_after_the_hits(example_s
     lines = result.stdout.splitlines()
     assert lines[0].startswith(" 1. ")
     assert "-- SQL (bind these values in order: ?1, ?2, ...)" in lines
-    assert lines[-1].startswith('-- values: ["\\"flaky\\" AND \\"tests\\"", 40, 2, "<float32[384]')
+    assert lines[-1].startswith(
+        f'-- values: ["\\"flaky\\" AND \\"tests\\"", {CANDIDATE_LIMIT}, 2, "<float32[384]'
+    )
     assert not any(line.startswith("    score ") for line in lines)
 
 

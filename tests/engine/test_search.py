@@ -8,9 +8,10 @@ import pytest
 
 from conftest import HashEmbedder
 from engine import state
+from engine.assemble import RRF_K
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
-from engine.search import Searcher, search
+from engine.search import CANDIDATE_LIMIT, Searcher, search
 
 
 def memory(title: str, body: str, **fields: str) -> str:
@@ -47,14 +48,14 @@ def test_dropped_vector_arm_leaves_other_placeholders_numbered(indexed):
     result = search(store, "alpha", use_vector=False, scope=ScopeSpec(kinds=("semantic",)))
     assert "?4" not in result.sql
     assert all(f"?{n}" in result.sql for n in (1, 2, 3, 7))
-    assert result.params == ('"alpha"', 40, 10, None, None, None, '["semantic"]')
+    assert result.params == ('"alpha"', CANDIDATE_LIMIT, 10, None, None, None, '["semantic"]')
 
 
 def test_bound_tuple_stops_at_the_highest_placeholder(indexed):
     store = indexed({"a.md": memory("Alpha", "alpha beta")})
     result = search(store, "alpha", use_vector=False)
     assert "?4" not in result.sql and "?5" not in result.sql
-    assert result.params == ('"alpha"', 40, 10)
+    assert result.params == ('"alpha"', CANDIDATE_LIMIT, 10)
 
 
 def test_out_of_scope_memory_never_appears_through_any_arm(indexed, hash_embedder):
@@ -197,8 +198,8 @@ def test_configured_weights_are_inlined_in_the_statement(make_store, hash_embedd
     )
     index_store(store, embedder=hash_embedder)
     result = search(store, "alpha", embedder=hash_embedder)
-    assert "0.25 / (60 + rank)" in result.sql
-    assert result.hits[0].arms["recency"].contribution == pytest.approx(0.25 / 61)
+    assert f"0.25 / ({RRF_K} + rank)" in result.sql
+    assert result.hits[0].arms["recency"].contribution == pytest.approx(0.25 / (RRF_K + 1))
 
 
 def test_query_without_terms_drops_fts_and_says_why(indexed, hash_embedder):
@@ -244,7 +245,7 @@ def test_hit_reports_rank_and_contribution_per_arm(indexed, hash_embedder):
     hit = search(store, "alpha", embedder=hash_embedder).hits[0]
     assert hit.path == "a.md"
     assert hit.arms["fts"].rank == 1
-    assert hit.arms["fts"].contribution == pytest.approx(1.0 / 61)
+    assert hit.arms["fts"].contribution == pytest.approx(1.0 / (RRF_K + 1))
     assert hit.score == pytest.approx(sum(a.contribution for a in hit.arms.values()))
 
 
