@@ -57,11 +57,14 @@ ARMS: tuple[Arm, ...] = (
         needs=("query_terms",),
         prose="""
 The lexical arm finds memories that contain the query's words, through the FTS5 index over
-each file's title, body and tags (Porter stemming, so "rotates" finds "rotation"; diacritics
-folded). It ranks them by BM25, which rewards a rare word more than a common one and a match
-in a short memory more than the same match diluted in a long one. FTS5 reports BM25 as a
-negative number, more negative meaning more relevant, so the candidates are taken in
-ascending order of that score; a title match counts four times a body match.
+each chunk of a memory with its title and tags (Porter stemming, so "rotates" finds
+"rotation"; diacritics folded). It ranks them by BM25, which rewards a rare word more than a
+common one and a match in a short passage more than the same match diluted in a long one.
+Like the vector arm, it lets a memory's best chunk speak for it: a huge file (a changelog
+that mentions everything) is judged by its closest passage, not by its length, so it no
+longer crowds every result list. FTS5 reports BM25 as a negative number, more negative
+meaning more relevant, so the candidates are taken in ascending order of that score; a title
+match counts four times a body match.
 
 This is the arm that keeps exact facts exact: a port number, a person's name, an error code.
 The query never reaches FTS5 as typed. It is reduced to words, common stop words are left
@@ -70,12 +73,19 @@ memory in scope holds all the remaining words; if one does, all are required, ot
 will do.
 """,
         sql="""
+WITH matched AS MATERIALIZED (
+    SELECT c.file_id AS file_id, bm25(chunks_fts, 4.0, 1.0, 2.0) AS score
+    FROM chunks_fts
+    JOIN chunks AS c ON c.id = chunks_fts.rowid
+    WHERE chunks_fts MATCH ?1
+)
 SELECT path, row_number() OVER (ORDER BY score, path) AS rank
 FROM (
-    SELECT f.path AS path, bm25(files_fts, 4.0, 1.0, 2.0) AS score
-    FROM files_fts
-    JOIN files AS f ON f.id = files_fts.rowid
-    WHERE files_fts MATCH ?1 AND {scope}
+    SELECT f.path AS path, min(m.score) AS score
+    FROM matched AS m
+    JOIN files AS f ON f.id = m.file_id
+    WHERE {scope}
+    GROUP BY f.id
     ORDER BY score, f.path
     LIMIT ?2
 )

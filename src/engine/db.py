@@ -21,7 +21,7 @@ import sqlite_vec
 
 from engine.errors import Database, DatabaseError, Problem, classify, from_exception
 
-INDEX_SCHEMA_VERSION = "2"
+INDEX_SCHEMA_VERSION = "3"
 BUSY_TIMEOUT_MS = 10_000
 #: The file an index run holds an exclusive flock on (see ``engine.indexer.run_lock``).
 LOCK_NAME = "index.lock"
@@ -69,25 +69,37 @@ CREATE TABLE IF NOT EXISTS embeddings(
     vector BLOB NOT NULL CHECK (length(vector) = 4 * dim)
 );
 
-CREATE VIRTUAL TABLE IF NOT EXISTS files_fts USING fts5(
+-- Full text per chunk, so the lexical arm can rank a file by its best passage the way the
+-- vector arm does (a huge file that mentions everything no longer matches everything). The
+-- file's title and tags are indexed with each of its chunks. Contentless: the text lives in
+-- ``chunks`` already, and contentless_delete lets a chunk's row go by its id alone. Chunks are
+-- rewritten whenever their file is, so insert and delete are the only triggers needed.
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, body, tags,
-    content='files', content_rowid='id',
+    content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2'
 );
+CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, title, body, tags)
+    SELECT new.id, f.title, new.text, f.tags FROM files AS f WHERE f.id = new.file_id;
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+"""
 
-CREATE TRIGGER IF NOT EXISTS files_fts_insert AFTER INSERT ON files BEGIN
-    INSERT INTO files_fts(rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
-END;
-CREATE TRIGGER IF NOT EXISTS files_fts_delete AFTER DELETE ON files BEGIN
-    INSERT INTO files_fts(files_fts, rowid, title, body, tags)
-    VALUES ('delete', old.id, old.title, old.body, old.tags);
-END;
--- Only changes to indexed columns touch FTS (a touched file updates mtime alone).
-CREATE TRIGGER IF NOT EXISTS files_fts_update AFTER UPDATE OF title, body, tags ON files BEGIN
-    INSERT INTO files_fts(files_fts, rowid, title, body, tags)
-    VALUES ('delete', old.id, old.title, old.body, old.tags);
-    INSERT INTO files_fts(rowid, title, body, tags) VALUES (new.id, new.title, new.body, new.tags);
-END;
+#: Layout 2 indexed whole files (``files_fts``); layout 3 indexes chunks. Moving from 2 to 3
+#: rebuilds only the full-text index from the chunks already stored, so no vector is lost
+#: (embedding a large store again takes hours; reindexing its text takes seconds).
+UPGRADE_2_TO_3 = """
+DROP TRIGGER IF EXISTS files_fts_insert;
+DROP TRIGGER IF EXISTS files_fts_delete;
+DROP TRIGGER IF EXISTS files_fts_update;
+DROP TABLE IF EXISTS files_fts;
+"""
+FILL_CHUNKS_FTS = """
+INSERT INTO chunks_fts(rowid, title, body, tags)
+SELECT c.id, f.title, c.text, f.tags FROM chunks AS c JOIN files AS f ON f.id = c.file_id
 """
 
 STATE_SCHEMA = """
@@ -254,14 +266,18 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
         if not create:
             return conn
         version = read_meta(conn, "schema_version")
-        if version not in (None, INDEX_SCHEMA_VERSION):
+        if version not in (None, "2", INDEX_SCHEMA_VERSION):
             # The index is derived: an old layout is dropped and rebuilt, never migrated.
             conn.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             conn = connect(path)
         with conn:
+            if version == "2":
+                conn.execute(UPGRADE_2_TO_3)
             conn.execute(INDEX_SCHEMA)
+            if version == "2":
+                conn.execute(FILL_CHUNKS_FTS)
             write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
     return conn
 

@@ -224,15 +224,16 @@ def state_damaged(conn: apsw.Connection) -> bool:
 def choose_fts_form(
     conn: apsw.Connection, terms: QueryTerms, scope: Scope
 ) -> tuple[str | None, str | None]:
-    """Bind the all-terms form when some memory in scope holds every term, else the any form."""
+    """Bind the all-terms form when some passage (chunk) of a memory in scope holds every term,
+    else the any form: the arm ranks memories by their best passage, so the probe asks the same."""
     all_form, any_form = terms.all_form(), terms.any_form()
     if all_form is None:
         return None, None
     if all_form == any_form:
         return all_form, "all"
     probe = (
-        "SELECT 1 FROM files_fts JOIN files AS f ON f.id = files_fts.rowid "
-        f"WHERE files_fts MATCH ?1 AND {scope.sql} LIMIT 1"
+        "SELECT 1 FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
+        f"JOIN files AS f ON f.id = c.file_id WHERE chunks_fts MATCH ?1 AND {scope.sql} LIMIT 1"
     )
     params = bound_prefix(probe, bind({"match": all_form}, scope.values))
     if conn.execute(probe, params).fetchone():

@@ -87,9 +87,9 @@ def test_the_tuning_record_shows_the_chosen_setting_and_each_held_out_figure(pag
     tuning = section(page, "### How the weights were chosen")
 
     assert "A grid over the weights of recency and salience" in tuning
-    assert "which the registry holds: fts 1, vector 1, recency 0.5, salience 0.4; k = 60." in tuning
+    assert "which the registry holds: fts 1, vector 1, recency 0.5, salience 0.4; k = 20." in tuning
     assert (
-        "| tiny-a | fts 1, vector 1, recency 0.4, salience 0.4 | 60 | 0.5912 | 0.6000 |" in tuning
+        "| tiny-a | fts 1, vector 1, recency 0.4, salience 0.4 | 20 | 0.5912 | 0.6000 |" in tuning
     )
 
 

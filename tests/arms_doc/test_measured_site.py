@@ -119,7 +119,7 @@ def test_a_stale_results_file_fails_the_strict_build(site: Site, caplog):
 
     assert (
         "arms-doc: benchmarks/results/latency.json was measured with another ranking than "
-        "src/engine/arms.py now describes (fusion constant k 61 -> 60)" in caplog.text
+        "src/engine/arms.py now describes (fusion constant k 21 -> 20)" in caplog.text
     )
     assert "refresh them with `python benchmarks/latency.py`" in caplog.text
 

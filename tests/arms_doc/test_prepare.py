@@ -29,7 +29,7 @@ def problem(conn: apsw.Connection, sql: str, bound: int = 4) -> str | None:
 
 def test_the_empty_index_has_the_engine_tables_the_vector_table_and_the_state_plane(conn):
     sql = (
-        "SELECT f.path FROM files AS f JOIN files_fts ON files_fts.rowid = f.id "
+        "SELECT f.path FROM files AS f JOIN chunks_fts ON chunks_fts.rowid = f.id "
         "JOIN chunks AS c ON c.file_id = f.id JOIN embeddings AS e ON e.hash = c.hash "
         "JOIN vec_chunks AS v ON v.chunk_id = c.id LEFT JOIN state.access AS a ON a.path = f.path"
     )
@@ -106,8 +106,8 @@ REGISTRY = '''
             prose="Ranks by words.",
             sql="""
     SELECT f.path AS path, row_number() OVER (ORDER BY f.path) AS rank
-    FROM files_fts JOIN files AS f ON f.id = files_fts.rowid
-    WHERE files_fts MATCH ?1 AND {scope}
+    FROM chunks_fts JOIN files AS f ON f.id = chunks_fts.rowid
+    WHERE chunks_fts MATCH ?1 AND {scope}
     LIMIT ?2
     """,
         ),

@@ -77,7 +77,7 @@ def test_a_file_measured_with_another_ranking_is_stale_and_says_what_changed(tmp
 
 def test_the_stale_message_names_file_registry_change_and_the_command(tmp_path: Path):
     document = fixture_document("quality.json")
-    document["stamp"]["ranking"]["rrf_k"] = 20
+    document["stamp"]["ranking"]["rrf_k"] = 60
     write(tmp_path, "quality.json", document)
     (stale,) = load_results(tmp_path, display="r", current=CURRENT).stale
 
@@ -85,7 +85,7 @@ def test_the_stale_message_names_file_registry_change_and_the_command(tmp_path: 
 
     assert message == (
         "r/quality.json was measured with another ranking than src/engine/arms.py now "
-        "describes (fusion constant k 20 -> 60), so its figures may no longer hold; refresh "
+        "describes (fusion constant k 60 -> 20), so its figures may no longer hold; refresh "
         "them with `python benchmarks/quality.py` and commit the new file"
     )
 
@@ -109,7 +109,7 @@ def test_a_tuning_record_that_matches_the_registry_raises_no_drift():
     quality = load_results(FIXTURES, display="r", current=CURRENT).quality
     weights = {arm.name: arm.weight for arm in CURRENT.arms}
 
-    assert tuning_drift(quality, weights, 60) == []
+    assert tuning_drift(quality, weights, 20) == []
 
 
 def test_a_tuning_record_the_registry_does_not_hold_is_named():
@@ -117,8 +117,8 @@ def test_a_tuning_record_the_registry_does_not_hold_is_named():
     weights = {arm.name: arm.weight for arm in OTHER.arms} | {"salience": 0.4}
     del weights["fts"]
 
-    assert tuning_drift(quality, weights, 20) == [
+    assert tuning_drift(quality, weights, 60) == [
         "weight of fts: chosen 1, no such arm in the registry",
         "weight of recency: chosen 0.5, registry 0.9",
-        "k: chosen 60, the engine's 20",
+        "k: chosen 20, the engine's 60",
     ]

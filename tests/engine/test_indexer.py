@@ -34,7 +34,7 @@ def fts_integrity_ok(store) -> None:  # type: ignore[no-untyped-def]
     """FTS5's own check of an external-content table against its content (raises if not)."""
     conn = open_index(store.index_path)
     try:
-        conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+        conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     finally:
         conn.close()
@@ -94,8 +94,8 @@ def test_edited_file_is_reindexed_and_fts_follows(make_store, hash_embedder):
     touch_later(store.root / "a.md")
     report = index_store(store, embedder=hash_embedder)
     assert report.indexed == ["a.md"]
-    assert rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH '6432'") == []
-    assert len(rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH '7777'")) == 1
+    assert rows(store, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '6432'") == []
+    assert len(rows(store, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '7777'")) == 1
     fts_integrity_ok(store)
 
 
@@ -108,7 +108,7 @@ def test_deleted_file_disappears_with_its_chunks_and_vectors(make_store, hash_em
     assert rows(store, "SELECT path FROM files") == [("b.md",)]
     assert rows(store, "SELECT count(*) FROM chunks")[0][0] == 1
     assert rows(store, "SELECT count(*) FROM embeddings")[0][0] == 1
-    assert rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH 'pgbouncer'") == []
+    assert rows(store, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'pgbouncer'") == []
     fts_integrity_ok(store)
 
 
@@ -161,7 +161,7 @@ def test_no_embed_indexes_lexically_and_a_later_run_fills_vectors(make_store, ha
     store = make_store({"a.md": NOTE})
     index_store(store, embed=False)
     assert rows(store, "SELECT count(*) FROM embeddings")[0][0] == 0
-    assert len(rows(store, "SELECT rowid FROM files_fts WHERE files_fts MATCH 'pgbouncer'")) == 1
+    assert len(rows(store, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'pgbouncer'")) == 1
     report = index_store(store, embedder=hash_embedder)
     assert report.embedded == 1
 
@@ -324,3 +324,28 @@ def test_a_skip_reason_shows_the_bytes_of_a_name_that_is_not_utf8(make_store, ha
         handle.write(b"# x\n\nhi")
     [(key, _)] = index_store(store, embedder=hash_embedder).skipped
     assert key == "bad\\xff.md"
+
+
+def test_an_index_of_the_previous_layout_is_upgraded_without_losing_a_vector(
+    make_store, hash_embedder
+):  # type: ignore[no-untyped-def]
+    store = make_store({"a.md": "# Port\n\nPgBouncer listens on 6432.\n"})
+    index_store(store, embedder=hash_embedder)
+    conn = open_index(store.index_path)
+    with conn:  # make it look like layout 2: whole-file FTS, no chunk FTS
+        conn.execute("DROP TABLE chunks_fts")
+        conn.execute("CREATE VIRTUAL TABLE files_fts USING fts5(title, body, tags)")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    vectors = conn.execute("SELECT hash, vector FROM embeddings").fetchall()
+    conn.close()
+    conn = open_index(store.index_path, create=True)
+    try:
+        assert conn.execute("SELECT hash, vector FROM embeddings").fetchall() == vectors
+        assert conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH '6432'").fetchall()
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+        assert "files_fts" not in tables
+    finally:
+        conn.close()
+    embedded = len(hash_embedder.calls)
+    assert index_store(store, embedder=hash_embedder).embedded == 0
+    assert len(hash_embedder.calls) == embedded

@@ -129,7 +129,7 @@ def assert_consistent(index: Path) -> None:
     conn = open_index(index)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        conn.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('integrity-check', 1)")
+        conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
         orphans = conn.execute(
             "SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)"
         ).fetchone()

@@ -125,9 +125,7 @@ def test_a_memory_only_reported_unhelpful_earns_no_salience(indexed, hash_embedd
     assert "salience" not in {h.path: h.arms for h in result.hits}["a.md"]
 
 
-def test_reading_one_memory_never_reorders_a_query_it_is_not_a_hit_of(
-    indexed, hash_embedder
-):  # type: ignore[no-untyped-def]
+def test_reading_one_memory_never_reorders_a_query_it_is_not_a_hit_of(indexed, hash_embedder):  # type: ignore[no-untyped-def]
     notes = {
         f"n{i}.md": memory(f"Deploy note {i}", f"deploy pipeline step {i} " + "word " * i)
         for i in range(8)
@@ -141,9 +139,7 @@ def test_reading_one_memory_never_reorders_a_query_it_is_not_a_hit_of(
     assert [(h.path, h.score) for h in after.hits] == [(h.path, h.score) for h in before.hits]
 
 
-def test_a_query_naming_a_date_ranks_the_memory_of_that_day_by_the_time_arm(
-    indexed, hash_embedder
-):  # type: ignore[no-untyped-def]
+def test_a_query_naming_a_date_ranks_the_memory_of_that_day_by_the_time_arm(indexed, hash_embedder):  # type: ignore[no-untyped-def]
     store = indexed(
         {
             "a.md": memory("Pasta", "we made pasta", event_at="2023-12-29T19:00:00"),
@@ -417,3 +413,24 @@ def test_a_lexical_run_after_an_interrupted_one_still_says_how_far_embedding_got
     index_store(store, embed=False)
     result = search(store, "body", embedder=hash_embedder)
     assert "4 of 10 chunks" in result.arms_dropped["vector"]
+
+
+def test_a_huge_file_mentioning_everything_does_not_outrank_the_focused_note(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    # A changelog-like file: the query's words appear, scattered among thousands of others,
+    # more often in total than in the focused note.
+    filler = " ".join(f"change{i} fixed in module{i}." for i in range(3000))
+    scattered = " ".join(
+        f"{filler[i * 900 : (i + 1) * 900]} The retry budget was touched. Backoff noted."
+        for i in range(40)
+    )
+    store = indexed(
+        {
+            "changelog.md": memory("Changelog", scattered),
+            "note.md": memory("Retry budget", "The retry budget caps backoff at three attempts."),
+        }
+    )
+    result = search(store, "retry budget backoff", use_vector=False)
+    ranks = {h.path: h.arms["fts"].rank for h in result.hits if "fts" in h.arms}
+    assert ranks["note.md"] == 1
