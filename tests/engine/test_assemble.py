@@ -296,12 +296,14 @@ def add_file(
         "VALUES (?, ?, ?, ?, '2026-01-01 00:00:00', ?, ?, ?, 0, 0, ?)",
         (path, title, kind, event_at, json.dumps([]), int(archived), path, body),
     )
+    # Every file has at least one chunk, as the indexer writes them (the title when the body
+    # is empty): full text is indexed per chunk.
+    conn.execute(
+        "INSERT INTO chunks(file_id, seq, text, hash) "
+        "SELECT id, 0, body, path FROM files WHERE path = ?",
+        (path,),
+    )
     if embedding is not None:
-        conn.execute(
-            "INSERT INTO chunks(file_id, seq, text, hash) "
-            "SELECT id, 0, body, path FROM files WHERE path = ?",
-            (path,),
-        )
         conn.execute(
             "INSERT INTO embeddings(hash, model, dim, vector) VALUES (?, 'test', ?, ?)",
             (path, DIM, embedding),
