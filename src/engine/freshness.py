@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from engine import indexdb
 from engine.db import open_index
 from engine.embedder import make_embedder
 from engine.incremental import fill_missing, index_paths, memory_key
@@ -184,13 +185,7 @@ class Freshness:
             conn = open_index(self.store.index_path)
             try:
                 for folder in gone:
-                    keys.update(
-                        path
-                        for (path,) in conn.execute(
-                            "SELECT path FROM files WHERE substr(path, 1, length(?1)) = ?1",
-                            (f"{folder}/",),
-                        )
-                    )
+                    keys.update(indexdb.paths_under(conn, f"{folder}/"))
             finally:
                 conn.close()
         return keys

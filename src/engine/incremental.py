@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 import apsw
 
+from engine import indexdb
 from engine import state as state_plane
 from engine.db import (
     INDEX_SCHEMA_VERSION,
@@ -124,14 +125,7 @@ def index_paths(
     max_bytes = store.config().max_file_bytes
     conn = open_for_writing(store)
     try:
-        marks = ", ".join("?" * len(wanted))
-        known = {
-            path: (file_id, content_hash, size, mtime_ns)
-            for path, file_id, content_hash, size, mtime_ns in conn.execute(
-                f"SELECT path, id, content_hash, size, mtime_ns FROM files WHERE path IN ({marks})",
-                wanted,
-            )
-        }
+        known = indexdb.known_files(conn, wanted)
         candidates = []
         for key in wanted:
             full = store.root / key

@@ -13,6 +13,7 @@ commits in small batches so a killed run leaves a consistent index).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import NamedTuple
 
 import apsw
 
+from engine.contract import bind, bound_prefix
 from engine.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
 from engine.errors import DatabaseError
 
@@ -55,14 +57,41 @@ class FileRow:
 # --- files -------------------------------------------------------------------------------------
 
 
-def known_files(conn: apsw.Connection) -> dict[str, KnownFile]:
-    """path -> what the index holds of it."""
+def known_files(conn: apsw.Connection, paths: list[str] | None = None) -> dict[str, KnownFile]:
+    """path -> what the index holds of it (of every file, or of ``paths`` only; the list is
+    bound as one JSON array, so its length does not matter)."""
+    sql = "SELECT path, id, content_hash, size, mtime_ns FROM files"
+    params: tuple[object, ...] = ()
+    if paths is not None:
+        sql += " WHERE path IN (SELECT value FROM json_each(?))"
+        params = (json.dumps(paths, ensure_ascii=False),)
     return {
         path: KnownFile(file_id, content_hash, size, mtime_ns)
-        for path, file_id, content_hash, size, mtime_ns in conn.execute(
-            "SELECT path, id, content_hash, size, mtime_ns FROM files"
+        for path, file_id, content_hash, size, mtime_ns in conn.execute(sql, params)
+    }
+
+
+def paths_under(conn: apsw.Connection, folder: str) -> set[str]:
+    """Indexed paths inside ``folder`` (a key prefix ending in "/"), matched literally."""
+    return {
+        path
+        for (path,) in conn.execute(
+            "SELECT path FROM files WHERE substr(path, 1, length(?1)) = ?1", (folder,)
         )
     }
+
+
+def recent_files(
+    conn: apsw.Connection, scope_sql: str, scope_values: tuple[object, ...], limit: int
+) -> list[tuple[object, ...]]:
+    """Files in scope, newest moment first: (path, title, kind, event_at, updated_at, tags,
+    archived). The scope binds its values from the contract's first scope placeholder."""
+    sql = (
+        "SELECT path, title, kind, event_at, updated_at, tags, archived FROM files AS f "
+        f"WHERE {scope_sql} ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path "
+        f"LIMIT {int(limit)}"
+    )
+    return conn.execute(sql, bound_prefix(sql, bind({}, scope_values))).fetchall()
 
 
 def file_fingerprints(conn: apsw.Connection) -> dict[str, tuple[int, int]]:

@@ -18,9 +18,10 @@ import threading
 from dataclasses import dataclass
 
 from engine import state as state_plane
-from engine.db import IndexMissing, open_index
+from engine.db import IndexMissing
 from engine.embedder import make_embedder
 from engine.freshness import Freshness
+from engine.indexdb import indexed_content_hash
 from engine.memory import Skip, parse_memory
 from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
@@ -245,14 +246,7 @@ class MemoryService:
 
 def content_hash_of(store: Store, key: str) -> str | None:
     """The indexed content hash of ``key`` (lets the state row follow a later rename)."""
-    if not store.index_path.exists():
-        return None
-    conn = open_index(store.index_path)
-    try:
-        row = conn.execute("SELECT content_hash FROM files WHERE path = ?", (key,)).fetchone()
-        return row[0] if row else None
-    finally:
-        conn.close()
+    return indexed_content_hash(store.index_path, key)
 
 
 ERRORS = (ServiceError, WriteError, ValueError, OSError)

@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from engine import indexdb
 from engine.db import IndexMissing, open_index
 from engine.embedder import Embedder
 from engine.incremental import index_paths
@@ -484,19 +485,14 @@ def list_memories(
     first, as JSON-ready records."""
     if not 1 <= limit <= 10_000:
         raise WriteError("limit must be between 1 and 10000")
-    built = build_scope(scope or ScopeSpec(), first=1)
+    built = build_scope(scope or ScopeSpec())
     if not store.index_path.exists():
         raise IndexMissing(
             f"{store.index_path}: no index yet; run `memsift index` in the store first"
         )
     conn = open_index(store.index_path)
     try:
-        rows = conn.execute(
-            "SELECT path, title, kind, event_at, updated_at, tags, archived FROM files AS f "
-            f"WHERE {built.sql} ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path "
-            f"LIMIT {int(limit)}",
-            built.values,
-        ).fetchall()
+        rows = indexdb.recent_files(conn, built.sql, built.values, limit)
     finally:
         conn.close()
     return [
