@@ -9,7 +9,7 @@ notes (their heading, or the first sentence of their text), each judged relevant
 it came from. Nothing of the source is copied into the repository: the set is written where
 you say, e.g. a temporary folder.
 
-    python benchmarks/stress_set.py /usr/share/doc/nodejs $TMPDIR/stress   # Node.js's docs
+    python benchmarks/stress_set.py path/to/markdown-docs $TMPDIR/stress   # e.g. Node.js docs
 
 The figure to watch besides nDCG@10 is how often a huge file takes one of the top three places.
 """
