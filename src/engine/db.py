@@ -405,3 +405,20 @@ def write_meta(conn: apsw.Connection, key: str, value: object) -> None:
         "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (key, str(value)),
     )
+
+
+@contextmanager
+def immediate(conn: apsw.Connection) -> Iterator[None]:
+    """A write transaction that takes the write lock before its first read.
+
+    These writes run beside other writers (a full run, another server). A deferred transaction
+    that reads first and then writes fails at once with "database is locked" when another
+    connection committed in between (SQLite cannot upgrade a stale snapshot, and the busy
+    timeout does not apply); BEGIN IMMEDIATE waits its turn instead."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

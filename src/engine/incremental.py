@@ -22,8 +22,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 import apsw
@@ -33,6 +32,7 @@ from engine import state as state_plane
 from engine.db import (
     INDEX_SCHEMA_VERSION,
     ensure_vector_table,
+    immediate,
     open_index,
     read_meta,
     write_meta,
@@ -54,23 +54,6 @@ from engine.store import Candidate, Store, is_memory_name
 FILL_BATCH = 16
 #: Seconds between coverage updates while the background filler runs (counting is a scan).
 COVERAGE_EVERY_S = 2.0
-
-
-@contextmanager
-def immediate(conn: apsw.Connection) -> Iterator[None]:
-    """A write transaction that takes the write lock before its first read.
-
-    These writes run beside other writers (a full run, another server). A deferred transaction
-    that reads first and then writes fails at once with "database is locked" when another
-    connection committed in between (SQLite cannot upgrade a stale snapshot, and the busy
-    timeout does not apply); BEGIN IMMEDIATE waits its turn instead."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
@@ -144,11 +127,9 @@ def index_paths(
             return report  # nothing changed: no write, no lock taken
         with immediate(conn):
             if touched:
-                conn.executemany(
-                    "UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched
-                )
+                indexdb.touch_files(conn, touched)
             if gone:
-                conn.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
+                indexdb.delete_files(conn, gone)
             remember_skips(conn, store, wanted, report.skipped)
         report.removed = gone
         if gone:
@@ -198,18 +179,10 @@ def follow_renames(
     """Move the state rows of removed files to the one file now holding the same content."""
     if not store.state_path.exists():
         return []
-    hashes = sorted(set(gone.values()))
-    marks = ", ".join("?" * len(hashes))
-    unique = dict(
-        conn.execute(
-            f"SELECT content_hash, min(path) FROM files WHERE content_hash IN ({marks}) "
-            "GROUP BY content_hash HAVING count(*) = 1",
-            hashes,
-        ).fetchall()
-    )
+    unique = indexdb.unique_content_paths_among(conn, sorted(set(gone.values())))
     if not unique:
         return []
-    present = {path for (path,) in conn.execute("SELECT path FROM files")}
+    present = indexdb.indexed_paths(conn)
     return state_plane.follow_content(store, present, unique, gone)
 
 
@@ -220,11 +193,7 @@ def vectors_compatible(conn: apsw.Connection, embedder: Embedder) -> bool:
     cost a remember at 50,000 memories a tenth of a second."""
     if read_meta(conn, "model") not in (None, embedder.name):
         return False
-    ends = conn.execute(
-        "SELECT model, dim FROM (SELECT model, dim FROM embeddings ORDER BY rowid LIMIT 1) "
-        "UNION SELECT model, dim FROM (SELECT model, dim FROM embeddings ORDER BY rowid DESC "
-        "LIMIT 1)"
-    ).fetchall()
+    ends = indexdb.vector_ends(conn)
     return all((model, dim) == (embedder.name, embedder.dim) for model, dim in ends)
 
 
@@ -232,21 +201,7 @@ def missing_chunks(
     conn: apsw.Connection, keys: list[str] | None, limit: int | None = None
 ) -> list[tuple[str, str, str]]:
     """(hash, title, text) of chunks without a vector, of the files ``keys`` (None: all)."""
-    where = ""
-    params: list[object] = []
-    if keys is not None:
-        where = f"AND f.path IN ({', '.join('?' * len(keys))})"
-        params.extend(keys)
-    sql = f"""
-        SELECT c.hash, f.title, c.text
-        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
-        LEFT JOIN embeddings AS e ON e.hash = c.hash
-        WHERE e.hash IS NULL {where}
-        GROUP BY c.hash
-    """
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return conn.execute(sql, params).fetchall()
+    return indexdb.chunks_missing_vectors(conn, keys, limit)
 
 
 def store_vectors(
@@ -254,12 +209,11 @@ def store_vectors(
 ) -> int:
     vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
     with conn:
-        conn.executemany(
-            "INSERT OR IGNORE INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
-            [
-                (digest, embedder.name, embedder.dim, to_blob(vector))
-                for (digest, _, _), vector in zip(batch, vectors, strict=True)
-            ],
+        indexdb.add_vectors(
+            conn,
+            embedder.name,
+            embedder.dim,
+            [(digest, to_blob(v)) for (digest, _, _), v in zip(batch, vectors, strict=True)],
         )
     return len(batch)
 

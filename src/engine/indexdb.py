@@ -151,8 +151,8 @@ def write_file(conn: apsw.Connection, row: FileRow) -> int:
 
 
 def touch_files(conn: apsw.Connection, touched: Iterable[tuple[int, str, str]]) -> None:
-    """Record new ``(mtime_ns, updated_at, path)`` of files whose bytes did not change; FTS5
-    is not touched (its trigger watches the indexed columns only)."""
+    """Record new ``(mtime_ns, updated_at, path)`` of files whose bytes did not change; full
+    text is not touched (its triggers watch chunks, which stay as they are)."""
     conn.executemany("UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched)
 
 
@@ -258,3 +258,46 @@ def add_vectors(
         "INSERT OR IGNORE INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
         [(digest, model, dim, blob) for digest, blob in vectors],
     )
+
+
+def unique_content_paths_among(conn: apsw.Connection, hashes: list[str]) -> dict[str, str]:
+    """content hash -> path, for those of ``hashes`` that exactly one indexed file holds."""
+    return dict(
+        conn.execute(
+            "SELECT content_hash, min(path) FROM files "
+            "WHERE content_hash IN (SELECT value FROM json_each(?)) "
+            "GROUP BY content_hash HAVING count(*) = 1",
+            (json.dumps(hashes),),
+        ).fetchall()
+    )
+
+
+def vector_ends(conn: apsw.Connection) -> list[tuple[str, int]]:
+    """(model, dim) of the oldest and the newest vector: a constant-time check that a store's
+    vectors are all one model's, since a model switch rewrites them all."""
+    return conn.execute(
+        "SELECT model, dim FROM (SELECT model, dim FROM embeddings ORDER BY rowid LIMIT 1) "
+        "UNION SELECT model, dim FROM (SELECT model, dim FROM embeddings ORDER BY rowid DESC "
+        "LIMIT 1)"
+    ).fetchall()
+
+
+def chunks_missing_vectors(
+    conn: apsw.Connection, paths: list[str] | None, limit: int | None = None
+) -> list[tuple[str, str, str]]:
+    """(text hash, file title, chunk text) of chunks without a vector, of the files at
+    ``paths`` (None: every file), at most ``limit``."""
+    where, params = "", ()
+    if paths is not None:
+        where = "AND f.path IN (SELECT value FROM json_each(?))"
+        params = (json.dumps(paths, ensure_ascii=False),)
+    sql = f"""
+        SELECT c.hash, f.title, c.text
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        LEFT JOIN embeddings AS e ON e.hash = c.hash
+        WHERE e.hash IS NULL {where}
+        GROUP BY c.hash
+    """
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return conn.execute(sql, params).fetchall()

@@ -29,22 +29,8 @@ def runs_sql(path: Path) -> list[int]:
     ]
 
 
-#: Modules that still run statements of their own, each a known debt with its reason; strict,
-#: so the mark must go the day the module is clean.
-NOT_YET = {
-    "incremental.py": "its transaction control, removals and coverage statements are to move "
-    "into indexdb (the write path landed beside the rule that the index's SQL has one home)",
-}
-
-
 @pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name]))
-        if name in NOT_YET
-        else name
-        for name in sorted(p.name for p in ENGINE.glob("*.py") if p.name not in SQL_HOMES)
-    ],
+    "module", sorted(p.name for p in ENGINE.glob("*.py") if p.name not in SQL_HOMES)
 )
 def test_no_module_outside_the_database_layers_runs_sql(module):
     assert runs_sql(ENGINE / module) == [], f"{module} runs SQL; give the statement a home"
