@@ -45,6 +45,7 @@ from engine.indexer import (
     embed_text,
     record_coverage,
     scan,
+    skipped_fingerprint,
     write_files,
 )
 from engine.store import Candidate, Store, is_memory_name
@@ -164,12 +165,7 @@ def remember_skips(
     marks = json.loads(read_meta(conn, "skipped") or "{}")
     for key in keys:
         marks.pop(key, None)
-    for key, _ in skipped:
-        try:
-            info = (store.root / key).stat()
-        except OSError:
-            continue
-        marks[key] = [info.st_size, info.st_mtime_ns]
+    marks.update(skipped_fingerprint(store, skipped))
     write_meta(conn, "skipped", json.dumps(marks))
 
 

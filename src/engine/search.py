@@ -500,6 +500,7 @@ def make_hits(conn, columns, rows, fired, weight_of, terms, vector) -> list[Hit]
             if (rank := r[f"{arm.name}_rank"]) is not None
         }
         own = chunks.get(r["file_id"], [])
+        similarities = chunk_similarities(own, vector)
         hits.append(
             Hit(
                 r["path"],
@@ -507,24 +508,28 @@ def make_hits(conn, columns, rows, fired, weight_of, terms, vector) -> list[Hit]
                 r["kind"],
                 r["event_at"],
                 r["score"],
-                snippet_for(own, pattern, vector),
+                snippet_for(own, pattern, similarities),
                 arms,
-                best_similarity(own, vector),
+                None if similarities is None else round(float(similarities.max()), 4),
             )
         )
     return hits
 
 
-def best_similarity(chunks: list[tuple[str, bytes | None]], vector: bytes | None) -> float | None:
-    """Cosine similarity of the closest chunk (vectors are unit length, so a dot product)."""
-    blobs = [blob for _, blob in chunks if blob is not None]
-    if vector is None or not blobs:
+def chunk_similarities(
+    chunks: list[tuple[str, bytes | None]], vector: bytes | None
+) -> np.ndarray | None:
+    """Cosine similarity of each chunk to the query (vectors are unit length, so dot products),
+    computed once per hit for both the snippet and the abstention floor; None when a chunk has
+    no vector of the query's width."""
+    blobs = [blob for _, blob in chunks]
+    if vector is None or not blobs or any(blob is None for blob in blobs):
         return None
     query = np.frombuffer(vector, dtype="<f4")
-    matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-    if matrix.shape[1] != query.shape[0]:
+    matrix = np.frombuffer(b"".join(blobs), dtype="<f4")  # type: ignore[arg-type]
+    if matrix.size != query.size * len(blobs):
         return None
-    return round(float((matrix @ query).max()), 4)
+    return matrix.reshape(len(blobs), -1) @ query
 
 
 def hit_chunks(
@@ -548,7 +553,7 @@ def hit_chunks(
 def snippet_for(
     chunks: list[tuple[str, bytes | None]],
     pattern: re.Pattern[str] | None,
-    vector: bytes | None,
+    similarities: np.ndarray | None,
 ) -> str:
     """The best chunk of a hit (closest to the query vector, else most query words), trimmed
     to about SNIPPET_CHARS around its first query word, query words in **bold**."""
@@ -556,9 +561,8 @@ def snippet_for(
         return ""
     if len(chunks) == 1:
         best = chunks[0][0]
-    elif vector is not None and all(blob is not None for _, blob in chunks):
-        query = np.frombuffer(vector, dtype="<f4")
-        best = max(chunks, key=lambda c: float(np.frombuffer(c[1], dtype="<f4") @ query))[0]
+    elif similarities is not None:
+        best = chunks[int(similarities.argmax())][0]
     elif pattern is not None:
         best = max(chunks, key=lambda c: len(pattern.findall(c[0])))[0]
     else:

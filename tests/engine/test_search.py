@@ -434,3 +434,54 @@ def test_a_huge_file_mentioning_everything_does_not_outrank_the_focused_note(
     result = search(store, "retry budget backoff", use_vector=False)
     ranks = {h.path: h.arms["fts"].rank for h in result.hits if "fts" in h.arms}
     assert ranks["note.md"] == 1
+
+
+class TopicEmbedder:
+    """Texts about tea point one way, everything else another: similarity is 1 or 0."""
+
+    name, dim = "topic", 2
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        return np.array(
+            [[1.0, 0.0] if "tea" in t.lower() else [0.0, 1.0] for t in texts], dtype=np.float32
+        )
+
+
+@pytest.fixture
+def tea_store(make_store):  # type: ignore[no-untyped-def]
+    store = make_store(
+        {"a.md": memory("Tea", "green tea is brewed at 80 degrees"), "b.md": memory("Tea", "tea")}
+    )
+    index_store(store, embedder=TopicEmbedder())
+    return store
+
+
+def test_a_query_nothing_answers_is_abstained_with_no_hits(tea_store):
+    result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder())
+    assert (result.abstained, result.hits, result.best_similarity) == (True, [], 0.0)
+    assert "no answer" in result.notes[-1]
+
+
+def test_a_floor_of_zero_always_answers(tea_store):
+    result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder(), min_similarity=0)
+    assert (result.abstained, len(result.hits)) == (False, 2)
+
+
+def test_a_similar_memory_clears_the_floor_and_carries_its_similarity(tea_store):
+    result = search(tea_store, "which tea", embedder=TopicEmbedder())
+    assert result.abstained is False
+    assert {h.similarity for h in result.hits} == {1.0}
+
+
+def test_a_memory_holding_every_query_word_is_an_answer_however_dissimilar(tea_store):
+    result = search(tea_store, "brewed degrees", embedder=TopicEmbedder())
+    assert result.fts_form == "all"
+    assert (result.abstained, [h.path for h in result.hits][:1]) == (False, ["a.md"])
+
+
+def test_the_configured_floor_is_read_from_config_toml(tea_store):
+    (tea_store.state_dir / "config.toml").write_text("[limits]\nmin_similarity = 0\n")
+    result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder())
+    assert result.abstained is False
