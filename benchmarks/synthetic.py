@@ -185,7 +185,6 @@ def build_index(root: Path, n: int, dim: int, seed: int) -> dict[str, object]:
                     hashlib.sha256(body).hexdigest(),
                     len(body),
                     0,
-                    doc.body,
                 )
             )
             for seq, chunk in enumerate(chunk_text(doc.body) or [doc.title]):
@@ -221,7 +220,7 @@ def build_index(root: Path, n: int, dim: int, seed: int) -> dict[str, object]:
 def flush(conn, file_rows: list[tuple], chunk_rows: list[tuple]) -> None:  # type: ignore[no-untyped-def]
     conn.executemany(
         "INSERT INTO files(id, path, title, kind, event_at, updated_at, tags, archived,"
-        " content_hash, size, mtime_ns, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " content_hash, size, mtime_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         file_rows,
     )
     conn.executemany("INSERT INTO chunks(file_id, seq, text, hash) VALUES (?, ?, ?, ?)", chunk_rows)

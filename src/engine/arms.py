@@ -83,7 +83,7 @@ SELECT path, row_number() OVER (ORDER BY score, path) AS rank
 FROM (
     SELECT f.path AS path, min(m.score) AS score
     FROM matched AS m
-    JOIN files AS f ON f.id = m.file_id
+    CROSS JOIN files AS f ON f.id = m.file_id
     WHERE {scope}
     GROUP BY f.id
     ORDER BY score, f.path
@@ -102,8 +102,9 @@ compared with the query's embedding by exact cosine distance. A long memory is s
 several chunks; only its best chunk speaks for it, so a file is ranked once, by its closest
 passage, and length alone cannot earn it a place.
 
-The arm first asks sqlite-vec for the chunks nearest the query across the whole store (four
-per candidate wanted), then keeps those in scope. That shortcut is provably exact when enough
+The arm first asks for the chunks nearest the query across the whole store (four per
+candidate wanted; `nearest_chunks` compares the query with every chunk vector, held in
+memory, see engine/knn.py), then keeps those in scope. That shortcut is provably exact when enough
 files in scope have a chunk strictly nearer than the farthest chunk fetched: any file left
 out has no chunk that near. When the scope is too narrow for that (a rare tag, a short time
 window), the same statement scans every chunk in scope instead, so the answer is exact
@@ -115,7 +116,7 @@ vector from the configured model.
 """,
         sql="""
 WITH knn AS MATERIALIZED (
-    SELECT chunk_id, distance FROM vec_chunks WHERE embedding MATCH ?4 AND k = 4 * ?2
+    SELECT chunk_id, distance FROM nearest_chunks(?4, 4 * ?2)
 ),
 near AS MATERIALIZED (
     SELECT f.path AS path, min(knn.distance) AS distance

@@ -11,6 +11,7 @@ SQLite that can load sqlite-vec on every platform.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,9 +20,10 @@ from time import sleep
 import apsw
 import sqlite_vec
 
+from engine import knn
 from engine.errors import Database, DatabaseError, Problem, classify, from_exception
 
-INDEX_SCHEMA_VERSION = "3"
+INDEX_SCHEMA_VERSION = "4"
 BUSY_TIMEOUT_MS = 10_000
 #: The file an index run holds an exclusive flock on (see ``engine.indexer.run_lock``).
 LOCK_NAME = "index.lock"
@@ -43,8 +45,7 @@ CREATE TABLE IF NOT EXISTS files(
     archived     INTEGER NOT NULL DEFAULT 0,
     content_hash TEXT NOT NULL,
     size         INTEGER NOT NULL,
-    mtime_ns     INTEGER NOT NULL,
-    body         TEXT NOT NULL
+    mtime_ns     INTEGER NOT NULL
 );
 -- The recency arm orders by this expression; the index serves it without a sort.
 CREATE INDEX IF NOT EXISTS files_moment ON files(coalesce(event_at, updated_at));
@@ -102,6 +103,11 @@ INSERT INTO chunks_fts(rowid, title, body, tags)
 SELECT c.id, f.title, c.text, f.tags FROM chunks AS c JOIN files AS f ON f.id = c.file_id
 """
 
+#: Layout 3 kept each file's whole text in ``files.body``, which nothing read (the text lives in
+#: ``chunks``); inline, it made every scan of ``files`` (scopes, priors) read the whole store's
+#: text. Moving to 4 drops the column in place: ids, chunks and vectors stay.
+UPGRADE_3_TO_4 = "ALTER TABLE files DROP COLUMN body"
+
 STATE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS access(
     path             TEXT PRIMARY KEY,
@@ -138,6 +144,7 @@ def connect(
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
+    knn.register(conn)
     if readonly or immutable:
         # A reader never checkpoints, not even on close: that write could fail (a full disk)
         # and fail a command that only meant to read.
@@ -266,7 +273,7 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
         if not create:
             return conn
         version = read_meta(conn, "schema_version")
-        if version not in (None, "2", INDEX_SCHEMA_VERSION):
+        if version not in (None, "2", "3", INDEX_SCHEMA_VERSION):
             # The index is derived: an old layout is dropped and rebuilt, never migrated.
             conn.close()
             for suffix in ("", "-wal", "-shm"):
@@ -278,8 +285,17 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
             conn.execute(INDEX_SCHEMA)
             if version == "2":
                 conn.execute(FILL_CHUNKS_FTS)
+            if "body" in table_columns(conn, "files"):
+                conn.execute(UPGRADE_3_TO_4)
+            dim = vector_table_dim(conn)
+            if dim is not None and read_meta(conn, VECTORS_VERSION) is None:
+                install_vector_triggers(conn, dim)
             write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
     return conn
+
+
+def table_columns(conn: apsw.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
 
 
 def open_index_reader(path: Path) -> apsw.Connection:
@@ -336,7 +352,7 @@ def ensure_vector_table(conn: apsw.Connection, dim: int) -> bool:
             "CREATE VIRTUAL TABLE vec_chunks USING vec0("
             f"chunk_id INTEGER PRIMARY KEY, embedding float[{dim}] distance_metric=cosine)"
         )
-        conn.execute(VECTOR_TRIGGER_SQL.replace("{dim}", str(dim)))
+        install_vector_triggers(conn, dim)
         conn.execute(
             "INSERT INTO vec_chunks(chunk_id, embedding) SELECT c.id, e.vector "
             "FROM chunks AS c JOIN embeddings AS e ON e.hash = c.hash WHERE e.dim = ?",
@@ -346,6 +362,18 @@ def ensure_vector_table(conn: apsw.Connection, dim: int) -> bool:
     return True
 
 
+def install_vector_triggers(conn: apsw.Connection, dim: int) -> None:
+    """(Re)create the triggers that keep ``vec_chunks`` in step, and start a fresh
+    ``vectors_version``: a random start, so an index deleted and rebuilt never repeats the
+    version a searcher cached its matrix under (:mod:`engine.knn`)."""
+    for name in VECTOR_TRIGGERS:
+        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    conn.execute(VECTOR_TRIGGER_SQL.replace("{dim}", str(int(dim))))
+    write_meta(conn, VECTORS_VERSION, secrets.randbits(62))
+
+
+#: Changes whenever a chunk vector of the searched width comes or goes (see engine.knn).
+VECTORS_VERSION = knn.VERSION_KEY
 VECTOR_TRIGGERS = (
     "chunks_vec_insert",
     "chunks_vec_delete",
@@ -356,18 +384,22 @@ VECTOR_TRIGGER_SQL = """
 CREATE TRIGGER chunks_vec_insert AFTER INSERT ON chunks BEGIN
     INSERT INTO vec_chunks(chunk_id, embedding)
     SELECT new.id, e.vector FROM embeddings AS e WHERE e.hash = new.hash AND e.dim = {dim};
+    {bump}
 END;
 CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN
     DELETE FROM vec_chunks WHERE chunk_id = old.id;
+    {bump}
 END;
 CREATE TRIGGER embeddings_vec_insert AFTER INSERT ON embeddings WHEN new.dim = {dim} BEGIN
     INSERT INTO vec_chunks(chunk_id, embedding)
     SELECT c.id, new.vector FROM chunks AS c WHERE c.hash = new.hash;
+    {bump}
 END;
 CREATE TRIGGER embeddings_vec_delete AFTER DELETE ON embeddings BEGIN
     DELETE FROM vec_chunks WHERE chunk_id IN (SELECT id FROM chunks WHERE hash = old.hash);
+    {bump}
 END;
-"""
+""".replace("{bump}", f"UPDATE meta SET value = value + 1 WHERE key = '{VECTORS_VERSION}';")
 
 
 def open_state(path: Path) -> apsw.Connection:

@@ -50,7 +50,6 @@ class FileRow:
     content_hash: str
     size: int
     mtime_ns: int
-    body: str
     chunks: Sequence[tuple[str, str]]
 
 
@@ -119,13 +118,13 @@ def write_file(conn: apsw.Connection, row: FileRow) -> int:
     (file_id,) = conn.execute(
         """
         INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived,
-                          content_hash, size, mtime_ns, body)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                          content_hash, size, mtime_ns)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(path) DO UPDATE SET
             title = excluded.title, kind = excluded.kind, event_at = excluded.event_at,
             updated_at = excluded.updated_at, tags = excluded.tags,
             archived = excluded.archived, content_hash = excluded.content_hash,
-            size = excluded.size, mtime_ns = excluded.mtime_ns, body = excluded.body
+            size = excluded.size, mtime_ns = excluded.mtime_ns
         RETURNING id
         """,
         (
@@ -139,7 +138,6 @@ def write_file(conn: apsw.Connection, row: FileRow) -> int:
             row.content_hash,
             row.size,
             row.mtime_ns,
-            row.body,
         ),
     ).fetchone()
     conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))

@@ -273,7 +273,6 @@ def file_row(item: Parsed) -> FileRow:
         content_hash=item.content_hash,
         size=item.size,
         mtime_ns=item.mtime_ns,
-        body=m.body,
         chunks=[
             (chunk, text_hash(embed_text(m.title, chunk)))
             for chunk in chunk_text(m.body) or [m.title]

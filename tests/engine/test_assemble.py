@@ -292,16 +292,16 @@ def add_file(
 ) -> None:
     conn.execute(
         "INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived, "
-        "content_hash, size, mtime_ns, body) "
-        "VALUES (?, ?, ?, ?, '2026-01-01 00:00:00', ?, ?, ?, 0, 0, ?)",
-        (path, title, kind, event_at, json.dumps([]), int(archived), path, body),
+        "content_hash, size, mtime_ns) "
+        "VALUES (?, ?, ?, ?, '2026-01-01 00:00:00', ?, ?, ?, 0, 0)",
+        (path, title, kind, event_at, json.dumps([]), int(archived), path),
     )
     # Every file has at least one chunk, as the indexer writes them (the title when the body
     # is empty): full text is indexed per chunk.
     conn.execute(
         "INSERT INTO chunks(file_id, seq, text, hash) "
-        "SELECT id, 0, body, path FROM files WHERE path = ?",
-        (path,),
+        "SELECT id, 0, ?, path FROM files WHERE path = ?",
+        (body, path),
     )
     if embedding is not None:
         conn.execute(

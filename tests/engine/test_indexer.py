@@ -10,6 +10,7 @@ import pytest
 from conftest import HashEmbedder, touch_later
 from engine.db import open_index, read_meta
 from engine.indexer import index_store
+from engine.search import search
 
 NOTE = """
 ---
@@ -335,6 +336,7 @@ def test_an_index_of_the_previous_layout_is_upgraded_without_losing_a_vector(
     with conn:  # make it look like layout 2: whole-file FTS, no chunk FTS
         conn.execute("DROP TABLE chunks_fts")
         conn.execute("CREATE VIRTUAL TABLE files_fts USING fts5(title, body, tags)")
+        conn.execute("ALTER TABLE files ADD COLUMN body TEXT NOT NULL DEFAULT ''")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     vectors = conn.execute("SELECT hash, vector FROM embeddings").fetchall()
     conn.close()
@@ -349,3 +351,29 @@ def test_an_index_of_the_previous_layout_is_upgraded_without_losing_a_vector(
     embedded = len(hash_embedder.calls)
     assert index_store(store, embedder=hash_embedder).embedded == 0
     assert len(hash_embedder.calls) == embedded
+
+
+def test_an_index_of_layout_3_loses_the_unread_body_column_and_keeps_ids_and_vectors(
+    make_store, hash_embedder
+):  # type: ignore[no-untyped-def]
+    store = make_store({"a.md": "# Port\n\nPgBouncer listens on 6432.\n", "b.md": "# B\n\nother"})
+    index_store(store, embedder=hash_embedder)
+    conn = open_index(store.index_path)
+    with conn:  # layout 3 kept each file's whole text inline in files.body
+        conn.execute("ALTER TABLE files ADD COLUMN body TEXT NOT NULL DEFAULT 'whole text'")
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    before = conn.execute("SELECT id, path FROM files ORDER BY id").fetchall()
+    vectors = conn.execute("SELECT hash, vector FROM embeddings").fetchall()
+    conn.close()
+    conn = open_index(store.index_path, create=True)
+    try:
+        assert "body" not in {row[1] for row in conn.execute("PRAGMA table_info(files)")}
+        assert conn.execute("SELECT id, path FROM files ORDER BY id").fetchall() == before
+        assert conn.execute("SELECT hash, vector FROM embeddings").fetchall() == vectors
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            "4",
+        )
+    finally:
+        conn.close()
+    assert search(store, "6432", embedder=hash_embedder).hits[0].path == "a.md"
+    assert index_store(store, embedder=hash_embedder).embedded == 0

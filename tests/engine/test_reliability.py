@@ -105,8 +105,8 @@ def snapshot(index: Path) -> dict[str, list[tuple[object, ...]]]:
     try:
         return {
             "files": conn.execute(
-                "SELECT path, title, kind, event_at, updated_at, tags, archived, content_hash, "
-                "body FROM files ORDER BY path"
+                "SELECT path, title, kind, event_at, updated_at, tags, archived, content_hash "
+                "FROM files ORDER BY path"
             ).fetchall(),
             "chunks": conn.execute(
                 "SELECT f.path, c.seq, c.text, c.hash FROM chunks c JOIN files f "

@@ -1,0 +1,148 @@
+"""nearest_chunks: the vector arm's exact k-NN, and the cached matrix it must never serve stale."""
+
+from __future__ import annotations
+
+import apsw
+import numpy as np
+import pytest
+
+from conftest import touch_later
+from engine import knn
+from engine.db import open_index, open_index_reader
+from engine.indexer import index_store
+
+NOTES = {
+    f"n{i:02d}.md": f"# Note {i}\n\n{' '.join(f'word{(i * j) % 23}' for j in range(1, 9))}\n"
+    for i in range(30)
+}
+
+
+def query_blob(embedder, text: str) -> bytes:  # type: ignore[no-untyped-def]
+    return np.asarray(embedder.embed([text])[0], dtype="<f4").tobytes()
+
+
+def vec0_nearest(conn: apsw.Connection, query: bytes, k: int) -> list[int]:
+    """The reference: sqlite-vec's own exact k-NN over the same vectors."""
+    rows = conn.execute(
+        "SELECT chunk_id, distance FROM vec_chunks WHERE embedding MATCH ? AND k = ?", (query, k)
+    ).fetchall()
+    return [chunk_id for chunk_id, _ in sorted(rows, key=lambda row: (round(row[1], 5), row[0]))]
+
+
+def table_nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, float]]:
+    return conn.execute(
+        "SELECT chunk_id, distance FROM nearest_chunks(?, ?)", (query, k)
+    ).fetchall()
+
+
+@pytest.fixture
+def indexed(make_store, hash_embedder):  # type: ignore[no-untyped-def]
+    store = make_store(NOTES)
+    index_store(store, embedder=hash_embedder)
+    return store
+
+
+def test_nearest_chunks_agrees_with_sqlite_vec(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        for text in ("word3 word7", "word11 word12 word1", "nothing shared"):
+            query = query_blob(hash_embedder, text)
+            ours = table_nearest(conn, query, 12)
+            ordered = sorted(ours, key=lambda row: (round(row[1], 5), row[0]))
+            ranked = [chunk_id for chunk_id, _ in ordered]
+            assert ranked == vec0_nearest(conn, query, 12)
+            assert [d for _, d in ours] == sorted(d for _, d in ours)
+    finally:
+        conn.close()
+
+
+def test_nearest_chunks_returns_every_chunk_when_k_exceeds_them(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        (chunks,) = conn.execute("SELECT count(*) FROM vec_chunks").fetchone()
+        assert len(table_nearest(conn, query_blob(hash_embedder, "word5"), 10_000)) == chunks
+        assert table_nearest(conn, query_blob(hash_embedder, "word5"), 0) == []
+    finally:
+        conn.close()
+
+
+def test_a_rewritten_file_is_seen_by_a_connection_that_searched_before(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    # Rewriting the last file gives its new chunks the ids the old ones had (SQLite reuses the
+    # largest rowid), so only a version that follows every change can tell the matrix is stale.
+    conn = open_index_reader(indexed.index_path)
+    try:
+        query = query_blob(hash_embedder, "zebra quagga")
+        before = table_nearest(conn, query, 1)
+        (last_id,) = conn.execute("SELECT max(id) FROM chunks").fetchone()
+        last = conn.execute(
+            "SELECT f.path FROM chunks AS c JOIN files AS f ON f.id = c.file_id WHERE c.id = ?",
+            (last_id,),
+        ).fetchone()[0]
+        path = indexed.root / last
+        path.write_text("# Zebra\n\nzebra quagga\n", encoding="utf-8")
+        touch_later(path)
+        index_store(indexed, embedder=hash_embedder)
+        after = table_nearest(conn, query, 1)
+        assert after[0][0] == last_id  # the same id, a new vector
+        assert after[0][1] < before[0][1]
+        assert [c for c, _ in table_nearest(conn, query, 5)] == vec0_nearest(conn, query, 5)
+    finally:
+        conn.close()
+
+
+def test_an_index_deleted_and_rebuilt_starts_a_new_version(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    conn = open_index(indexed.index_path)
+    first = knn.read_version(conn)
+    conn.close()
+    for suffix in ("", "-wal", "-shm"):
+        indexed.index_path.with_name(indexed.index_path.name + suffix).unlink(missing_ok=True)
+    index_store(indexed, embedder=hash_embedder)
+    conn = open_index(indexed.index_path)
+    try:
+        assert knn.read_version(conn) not in (None, first)
+    finally:
+        conn.close()
+
+
+def test_an_index_without_a_version_is_read_afresh_each_time(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    conn = open_index(indexed.index_path)
+    try:
+        with conn:
+            conn.execute("DELETE FROM meta WHERE key = ?", (knn.VERSION_KEY,))
+        query = query_blob(hash_embedder, "word3")
+        reference = vec0_nearest(conn, query, 3)
+        with conn:  # a writer that does not bump the version (an older memsift)
+            conn.execute("DROP TRIGGER chunks_vec_delete")
+            conn.execute("DELETE FROM chunks WHERE id = ?", (reference[0],))
+            conn.execute("DELETE FROM vec_chunks WHERE chunk_id = ?", (reference[0],))
+        assert reference[0] not in [c for c, _ in table_nearest(conn, query, 3)]
+    finally:
+        conn.close()
+
+
+def test_a_query_vector_of_another_width_is_a_clear_error(indexed):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        with pytest.raises(ValueError, match="3 dimensions, the index's vectors 16"):
+            table_nearest(conn, np.ones(3, dtype="<f4").tobytes(), 5)
+    finally:
+        conn.close()
+
+
+def test_a_zero_vector_is_far_from_everything_not_nan(indexed):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        rows = table_nearest(conn, np.zeros(16, dtype="<f4").tobytes(), 4)
+        assert [d for _, d in rows] == [1.0] * 4
+    finally:
+        conn.close()
+
+
+def test_an_index_without_vectors_has_no_nearest_chunks(make_store):  # type: ignore[no-untyped-def]
+    store = make_store(NOTES)
+    index_store(store, embed=False)
+    conn = open_index_reader(store.index_path)
+    try:
+        assert table_nearest(conn, np.ones(16, dtype="<f4").tobytes(), 4) == []
+    finally:
+        conn.close()
