@@ -33,6 +33,7 @@ from engine.db import (
     LOCK_NAME,
     ensure_vector_table,
     guarded,
+    immediate,
     open_index,
     read_meta,
     require_writable,
@@ -187,7 +188,8 @@ def run_index(
             )
         if embedder is not None:
             report.embedded = fill_vectors(conn, embedder, progress)
-        with conn:
+        # Counts the chunks (a read) before it records them: the write lock comes first.
+        with immediate(conn):
             if embedder is not None:
                 indexdb.drop_unused_vectors(conn)
             record_coverage(
