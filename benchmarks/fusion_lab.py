@@ -20,9 +20,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import itertools
+import json
 import math
 import pickle
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -31,14 +33,15 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.contract import bound_prefix
+from engine.arms import ARMS
+from engine.contract import bind, bound_prefix
 from engine.db import open_index
 from engine.embedder import default_embedder
 from engine.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store
 from engine.indexer import index_store
 from engine.query import quote, sanitize
 from engine.scope import ScopeSpec, build_scope
-from engine.search import MAX_EMBED_QUERY_CHARS
+from engine.search import MAX_EMBED_QUERY_CHARS, choose_fts_form
 from engine.store import open_store
 from engine.when import query_window
 
@@ -77,69 +80,91 @@ def set_groups(data: Path, extra: list[Path]) -> dict[str, list[Path]]:
     return groups
 
 
+#: The engine's fts arm exactly as the registry holds it. Where the lab replays the engine's
+#: own ranking (the "chunk" variants) it runs this statement, so it cannot drift from a search.
+ENGINE_FTS = next(arm for arm in ARMS if arm.name == "fts")
+#: The engine's bm25 expression, taken from that statement: the score-fusion lever needs each
+#: listed memory's raw score, which the arm uses to order and never returns.
+ENGINE_BM25 = re.search(r"bm25\(chunks_fts[^)]*\)", ENGINE_FTS.sql)
+if ENGINE_BM25 is None:
+    raise SystemExit("fusion_lab: the registry's fts arm no longer ranks by bm25(chunks_fts, ...)")
+CHUNK_SCORES = f"""
+    WITH m AS MATERIALIZED (
+        SELECT c.file_id AS fid, {ENGINE_BM25.group(0)} AS score
+        FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1
+    )
+    SELECT f.path, min(m.score) FROM m JOIN files AS f ON f.id = m.fid
+    WHERE f.path IN (SELECT value FROM json_each(?2)) GROUP BY f.id
+"""
+#: NOT the engine's: full text ranked by the whole file, as the engine did before it ranked by
+#: each memory's best chunk (index layout 3). Kept for the lever that measures that change,
+#: over a whole-file FTS5 table the lab builds for itself (:func:`build_file_fts`).
 FILE_FTS = """
-    SELECT f.path, bm25(files_fts, 4.0, 1.0, 2.0) AS score
-    FROM files_fts JOIN files AS f ON f.id = files_fts.rowid
-    WHERE files_fts MATCH ?1 AND {scope}
+    SELECT f.path, bm25(ffts, 4.0, 1.0, 2.0) AS score
+    FROM lab.ffts JOIN files AS f ON f.id = ffts.rowid
+    WHERE ffts MATCH ?1 AND {scope}
     ORDER BY score, f.path LIMIT ?2
 """
-CHUNK_FTS = """
-    WITH m AS MATERIALIZED (
-        SELECT c.file_id AS fid, bm25(cfts, 4.0, 1.0, 2.0) AS score
-        FROM lab.cfts JOIN chunks AS c ON c.id = cfts.rowid WHERE cfts MATCH ?1
-    )
-    SELECT f.path, min(m.score) AS score FROM m JOIN files AS f ON f.id = m.fid
-    WHERE {scope} GROUP BY f.id ORDER BY score, f.path LIMIT ?2
-"""
-#: variant -> (ranking SQL, probe table, whether stop words stay in the all-terms form)
-FTS_SQL = {
-    "file": (FILE_FTS, "files_fts", "probe"),
-    "file-oldstop": (FILE_FTS, "files_fts", "oldstop"),
-    "file-or": (FILE_FTS, "files_fts", "or"),
-    "chunk": (CHUNK_FTS, "chunks", "probe"),
-    "chunk-or": (CHUNK_FTS, "chunks", "or"),
+#: variant -> (whether it is the engine's ranking or the lab's whole-file one, how the form is
+#: chosen: the engine's probe, the all-terms probe with stop words kept, or any term always)
+FTS_VARIANTS = {
+    "file": ("file", "probe"),
+    "file-oldstop": ("file", "oldstop"),
+    "file-or": ("file", "or"),
+    "chunk": ("engine", "probe"),
+    "chunk-or": ("engine", "or"),
 }
 
 
-def build_chunk_fts(conn) -> None:  # type: ignore[no-untyped-def]
-    """A chunk-level FTS5 table (title and tags repeated per chunk) in an attached scratch db."""
+def build_file_fts(conn) -> None:  # type: ignore[no-untyped-def]
+    """A whole-file FTS5 table (the engine's tokenizer and columns, one row per memory) in an
+    attached scratch database, for the whole-file lever; the index itself is never written."""
     conn.execute("ATTACH DATABASE ':memory:' AS lab")
     conn.execute(
-        "CREATE VIRTUAL TABLE lab.cfts USING fts5(title, body, tags, "
+        "CREATE VIRTUAL TABLE lab.ffts USING fts5(title, body, tags, "
         "tokenize='porter unicode61 remove_diacritics 2')"
     )
     conn.execute(
-        "INSERT INTO lab.cfts(rowid, title, body, tags) "
-        "SELECT c.id, f.title, c.text, f.tags FROM chunks AS c JOIN files AS f ON f.id = c.file_id"
+        "INSERT INTO lab.ffts(rowid, title, body, tags) SELECT id, title, body, tags FROM files"
     )
 
 
 def fts_form(conn, terms, scope, variant: str) -> str | None:  # type: ignore[no-untyped-def]
-    """The form the search binds: all terms when one file (or chunk) in scope holds them."""
-    _, table, mode = FTS_SQL[variant]
+    """The form bound for ``variant``: for the engine's ranking, what a search binds (its own
+    probe); for the whole-file lever, all terms when one whole file in scope holds them."""
+    unit, mode = FTS_VARIANTS[variant]
     any_form = terms.any_form()
     if mode == "or":
         return any_form
+    if unit == "engine":
+        return choose_fts_form(conn, terms, scope)[0]
     if mode == "oldstop":
         all_form = " AND ".join(quote(t) for t in terms.terms) or None
     else:
         all_form = terms.all_form()
     if all_form is None or all_form == any_form:
         return all_form
-    if table == "chunks":
-        probe = (
-            "SELECT 1 FROM lab.cfts JOIN chunks AS c ON c.id = cfts.rowid "
-            f"JOIN files AS f ON f.id = c.file_id WHERE cfts MATCH ?1 AND {scope.sql} LIMIT 1"
-        )
-    else:
-        probe = (
-            "SELECT 1 FROM files_fts JOIN files AS f ON f.id = files_fts.rowid "
-            f"WHERE files_fts MATCH ?1 AND {scope.sql} LIMIT 1"
-        )
+    probe = (
+        "SELECT 1 FROM lab.ffts JOIN files AS f ON f.id = ffts.rowid "
+        f"WHERE ffts MATCH ?1 AND {scope.sql} LIMIT 1"
+    )
     found = conn.execute(
-        probe, bound_prefix(probe, (all_form, None, None, None, *scope.values))
+        probe, bound_prefix(probe, bind({"match": all_form}, scope.values))
     ).fetchone()
     return all_form if found else any_form
+
+
+def fts_hits(conn, variant: str, match: str, scope) -> list[tuple[str, float]]:  # type: ignore[no-untyped-def]
+    """The fts list of ``variant`` for a bound form: (path, bm25), best first, at most DEPTH."""
+    unit, _ = FTS_VARIANTS[variant]
+    values = bind({"match": match, "candidate_limit": DEPTH}, scope.values)
+    if unit == "file":
+        sql = FILE_FTS.replace("{scope}", scope.sql)
+        return [(p, float(v)) for p, v in conn.execute(sql, bound_prefix(sql, values))]
+    sql = ENGINE_FTS.sql.replace("{scope}", scope.sql)
+    ranked = [p for p, _ in conn.execute(sql, bound_prefix(sql, values))]
+    scores = dict(conn.execute(CHUNK_SCORES, (match, json.dumps(ranked))))
+    return [(p, float(scores[p])) for p in ranked]
 
 
 def vector_matrix(conn) -> tuple[np.ndarray, np.ndarray, list[str]]:  # type: ignore[no-untyped-def]
@@ -173,25 +198,17 @@ def extract_store(  # type: ignore[no-untyped-def]
         for p, m in conn.execute("SELECT path, coalesce(event_at, updated_at) FROM files")
     }
     matrix, owner, paths = vector_matrix(conn)
-    build_chunk_fts(conn)
+    build_file_fts(conn)
     scope = build_scope(ScopeSpec())
     wanted = [QueryRuns(q.id, q.text, q.category, data.qrels[q.id]) for q in data.queries]
     wanted += [QueryRuns(f"foreign{n}", t, "foreign", {}) for n, t in enumerate(foreign)]
     vectors = embedder.embed([q.text[:MAX_EMBED_QUERY_CHARS] for q in wanted])
     for runs, qvec in zip(wanted, vectors, strict=True):
         terms = sanitize(runs.text)
-        for variant in FTS_SQL:
-            hits: list[tuple[str, float]] = []
+        for variant in FTS_VARIANTS:
             match = fts_form(conn, terms, scope, variant)
-            if match is not None:
-                sql = FTS_SQL[variant][0].replace("{scope}", scope.sql)
-                hits = [
-                    (keys[p], float(s))
-                    for p, s in conn.execute(
-                        sql, bound_prefix(sql, (match, DEPTH, None, None, *scope.values))
-                    ).fetchall()
-                ]
-            runs.arms[f"fts:{variant}"] = hits
+            hits = fts_hits(conn, variant, match, scope) if match is not None else []
+            runs.arms[f"fts:{variant}"] = [(keys[p], score) for p, score in hits]
         sims = matrix @ qvec
         best = np.full(len(paths), -np.inf, dtype=np.float32)
         np.maximum.at(best, owner, sims)

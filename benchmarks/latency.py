@@ -37,6 +37,7 @@ from synthetic import (
     queries,
     write_markdown,
 )
+from timing import busy_warning, load_average, log, stats
 
 from engine.db import open_index
 from engine.results_schema import LatencyResults, write_results
@@ -59,30 +60,6 @@ INDEX_OVERHEAD = 0.15
 
 
 # --------------------------------------------------------------------------- measurement helpers
-
-
-def stats(seconds: list[float], cpu: list[float] | None = None) -> dict[str, float]:
-    """Wall-clock percentiles in ms; with ``cpu``, this process's CPU time per run as well
-    (steadier than wall time when other processes share the cores)."""
-    ms = np.array(seconds) * 1000.0
-    out = {
-        "n": len(ms),
-        "p50_ms": round(float(np.percentile(ms, 50)), 3),
-        "p95_ms": round(float(np.percentile(ms, 95)), 3),
-        "mean_ms": round(float(ms.mean()), 3),
-        "min_ms": round(float(ms.min()), 3),
-        "max_ms": round(float(ms.max()), 3),
-    }
-    if cpu is not None:
-        cpu_ms = np.array(cpu) * 1000.0
-        out["cpu_p50_ms"] = round(float(np.percentile(cpu_ms, 50)), 3)
-        out["cpu_p95_ms"] = round(float(np.percentile(cpu_ms, 95)), 3)
-    return out
-
-
-def load_average() -> list[float]:
-    """1, 5 and 15 minute load averages: above the core count, timings are inflated."""
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def rss_mib() -> float:
@@ -131,10 +108,6 @@ def timed_loop(
         if time.perf_counter() - spent > budget_s and len(seconds) >= 20:
             break
     return seconds, cpu, results
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def run_phase(
@@ -653,8 +626,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (args.cache / "latency-quick.json" if args.quick else DEFAULT_OUT)
     started = time.perf_counter()
     busy = load_average()
-    if busy[0] > (os.cpu_count() or 1) / 2:
-        log(f"warning: load average {busy} on {os.cpu_count()} CPUs; timings will be inflated")
+    if warning := busy_warning(busy):
+        log(warning)
     args.cache.mkdir(parents=True, exist_ok=True)
     specs = [(n, 384) for n in parse_sizes(args.sizes)]
     specs += [(n, 1024) for n in parse_sizes(args.wide)]

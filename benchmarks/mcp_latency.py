@@ -38,6 +38,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from stamp import file_hash, make_stamp
 from synthetic import GENERATOR_VERSION, queries, unit_rows, write_markdown
+from timing import busy_warning, load_average, log, stats
 
 from engine.db import ensure_vector_table, open_index
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
@@ -54,22 +55,6 @@ DEFAULT_OUT = HERE / "results" / "mcp.json"
 SEED = 20261101
 #: Targets from issue 11 (2-core machine): warm search through MCP, embedding included.
 WARM_P50_MS = {2000: 15.0, 50000: 60.0}
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def stats(seconds: list[float]) -> dict[str, float]:
-    ms = np.array(seconds) * 1000.0
-    return {
-        "n": len(ms),
-        "p50_ms": round(float(np.percentile(ms, 50)), 3),
-        "p95_ms": round(float(np.percentile(ms, 95)), 3),
-        "mean_ms": round(float(ms.mean()), 3),
-        "min_ms": round(float(ms.min()), 3),
-        "max_ms": round(float(ms.max()), 3),
-    }
 
 
 # --------------------------------------------------------------------------- the store
@@ -344,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.large and 50_000 not in sizes:
         sizes.append(50_000)
     started = time.perf_counter()
-    busy = [round(x, 2) for x in os.getloadavg()]
-    if busy[0] > (os.cpu_count() or 1) / 2:
-        log(f"warning: load average {busy} on {os.cpu_count()} CPUs; timings will be inflated")
+    busy = load_average()
+    if warning := busy_warning(busy):
+        log(warning)
     args.cache.mkdir(parents=True, exist_ok=True)
     report: dict = {
         # The shared stamp (benchmark, format, made_at, ranking, git, machine) as plain JSON.
@@ -364,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "stores": [measure(args, files) for files in sizes],
     }
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
-    report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["load_average_at_end"] = load_average()
     report["targets"] = targets(report)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,6 +13,12 @@ import numpy as np
 import pytest
 
 from engine.store import Store, open_store
+
+#: The benchmarks are scripts that import each other by bare name (``from stamp import ...``),
+#: as they do when run from their folder; tests/benchmarks imports them the same way.
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.append(str(BENCHMARKS))
 
 
 class HashEmbedder:

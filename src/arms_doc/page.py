@@ -80,6 +80,7 @@ def page_context(
     arms = [
         {
             "name": arm.name,
+            "label": arm.label,
             "weight": arm.weight_text,
             "needs": list(arm.needs),
             "prose": arm.prose,

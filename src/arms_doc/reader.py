@@ -19,12 +19,12 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from engine.arm_rules import WEIGHT_RULE, name_problem, weight_problem
+from engine.arm_rules import LABEL_RULE, WEIGHT_RULE, label_problem, name_problem, weight_problem
 from engine.contract import INPUT_NAMES
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
-FIELDS = ("name", "weight", "needs", "prose", "sql")
-STRING_FIELDS = frozenset({"name", "prose", "sql"})
+FIELDS = ("name", "label", "weight", "needs", "prose", "sql")
+STRING_FIELDS = frozenset({"name", "label", "prose", "sql"})
 #: Fields holding a tuple of string literals.
 NAMES_FIELDS = frozenset({"needs"})
 
@@ -48,6 +48,8 @@ class ArmEntry:
     """One ``Arm(...)`` entry as written in the registry."""
 
     name: str
+    #: The arm's name in a user's words, as written.
+    label: str
     weight: float
     #: The weight's source text, printed as written ("1.0" stays "1.0").
     weight_text: str
@@ -254,6 +256,13 @@ class _Reader:
         # The engine's own rules, so the page and the assembler accept the same entries.
         if problem := name_problem(name):
             raise RegistryError(self.file, lines["name"], problem)
+        if problem := label_problem(values["label"]):
+            raise RegistryError(
+                self.file,
+                lines["label"],
+                f"arm {name!r} has label {shorten(repr(values['label']))}, which is {problem}; "
+                + LABEL_RULE,
+            )
         prose = str(values["prose"])
         if not prose.strip():
             raise RegistryError(
@@ -283,6 +292,7 @@ class _Reader:
         weight = float(values["weight"])  # type: ignore[arg-type]
         return ArmEntry(
             name=name,
+            label=str(values["label"]),
             weight=weight,
             weight_text=weight_text,
             needs=tuple(values["needs"]),  # type: ignore[arg-type]

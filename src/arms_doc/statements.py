@@ -88,6 +88,7 @@ def engine_arms(registry: Registry) -> list[Arm]:
     return [
         Arm(
             name=entry.name,
+            label=entry.label,
             weight=entry.weight,
             needs=entry.needs,
             prose=entry.raw_prose,

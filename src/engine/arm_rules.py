@@ -51,6 +51,19 @@ def weight_problem(weight: object) -> str | None:
     return None
 
 
+#: A label is printed inside a one-line account on stderr ("full-text ranking off: ...").
+LABEL_RULE = 'a label is a few plain words on one line, e.g. "full-text ranking"'
+
+
+def label_problem(label: object) -> str | None:
+    """Why ``label`` cannot name an arm to a user, or None if it can."""
+    if not isinstance(label, str) or not label.strip():
+        return "empty"
+    if not label.isprintable():
+        return "not on one line (it holds a line break or a control character)"
+    return None
+
+
 # --------------------------------------------------------------------------- whole entries
 
 _STATE_SCHEMA = re.compile(r"\bstate\.", re.IGNORECASE)
@@ -61,6 +74,7 @@ MIN_PROSE_WORDS = 20
 
 class ArmLike(Protocol):
     name: str
+    label: str
     weight: float
     needs: tuple[str, ...]
     prose: str
@@ -96,6 +110,8 @@ def arm_problems(arm: ArmLike) -> list[Problem]:
 
     if problem := name_problem(arm.name):
         add("name", problem)
+    if problem := label_problem(arm.label):
+        add("label", f"arm {name!r}: label {arm.label!r} is {problem}; {LABEL_RULE}")
     if problem := weight_problem(arm.weight):
         add("weight", f"arm {name!r}: weight {arm.weight!r} is {problem}; {WEIGHT_RULE}")
     needs = tuple(arm.needs) if isinstance(arm.needs, tuple | list) else ()

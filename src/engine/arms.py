@@ -43,6 +43,9 @@ class Arm:
     """One ranking arm: how much it counts, what it needs, how it ranks (SQLite dialect)."""
 
     name: str
+    #: What a user is told the arm is called, in plain words ("full-text ranking"): the
+    #: search's account on stderr names a ranking that could not run by this.
+    label: str
     weight: float
     #: Inputs (engine.contract.INPUTS) without which the arm drops out of a search.
     needs: tuple[str, ...]
@@ -53,6 +56,7 @@ class Arm:
 ARMS: tuple[Arm, ...] = (
     Arm(
         name="fts",
+        label="full-text ranking",
         weight=1.0,
         needs=("query_terms",),
         prose="""
@@ -93,6 +97,7 @@ FROM (
     ),
     Arm(
         name="vector",
+        label="semantic ranking",
         weight=1.0,
         needs=("query_vector",),
         prose="""
@@ -148,6 +153,7 @@ FROM (
     ),
     Arm(
         name="recency",
+        label="recency ranking",
         weight=0.02,
         needs=(),
         prose="""
@@ -175,6 +181,7 @@ FROM (
     ),
     Arm(
         name="salience",
+        label="salience ranking",
         weight=0.4,
         needs=("state_plane",),
         prose="""
@@ -212,6 +219,7 @@ WHERE salience > 0
     ),
     Arm(
         name="time",
+        label="date ranking",
         weight=1.0,
         needs=("query_time",),
         prose="""

@@ -304,10 +304,6 @@ def search_command(
         ctx.exit(1)
 
 
-#: How the stderr lines name an arm; an arm not listed is called by its registry name.
-ARM_WORDS = {"fts": "full-text ranking", "vector": "semantic ranking"}
-
-
 def vector_arms() -> set[str]:
     """The arms --no-vector turns off: those that need a query vector."""
     return {arm.name for arm in ARMS if "query_vector" in arm.needs}
@@ -320,7 +316,7 @@ def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
     lines = ["search degraded: results may be weaker than usual"] if result.degraded else []
     for name, why in result.arms_dropped.items():
         if name not in asked_off:
-            lines.append(f"{ARM_WORDS.get(name, f'{name} ranking')} off: {why}")
+            lines.append(f"{result.arm_labels.get(name, name)} off: {why}")
     return lines + result.notes
 
 

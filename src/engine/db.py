@@ -279,7 +279,11 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             conn = connect(path)
-        with conn:
+        # Read-then-write beside other writers (a server, another run): take the write lock
+        # first, and read the version again under it, since another run may have upgraded the
+        # layout meanwhile (filling chunks_fts twice would index every chunk twice).
+        with immediate(conn):
+            version = read_meta(conn, "schema_version")
             if version == "2":
                 conn.execute(UPGRADE_2_TO_3)
             conn.execute(INDEX_SCHEMA)

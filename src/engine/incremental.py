@@ -37,15 +37,15 @@ from engine.db import (
     read_meta,
     write_meta,
 )
-from engine.embedder import Embedder, to_blob
+from engine.embedder import Embedder
 from engine.indexer import (
     WRITE_BATCH,
     IndexReport,
     batched,
-    embed_text,
     record_coverage,
     scan,
     skipped_fingerprint,
+    store_vectors,
     write_files,
 )
 from engine.store import Candidate, Store, is_memory_name
@@ -198,20 +198,6 @@ def missing_chunks(
 ) -> list[tuple[str, str, str]]:
     """(hash, title, text) of chunks without a vector, of the files ``keys`` (None: all)."""
     return indexdb.chunks_missing_vectors(conn, keys, limit)
-
-
-def store_vectors(
-    conn: apsw.Connection, embedder: Embedder, batch: list[tuple[str, str, str]]
-) -> int:
-    vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
-    with conn:
-        indexdb.add_vectors(
-            conn,
-            embedder.name,
-            embedder.dim,
-            [(digest, to_blob(v)) for (digest, _, _), v in zip(batch, vectors, strict=True)],
-        )
-    return len(batch)
 
 
 def embed_files(conn: apsw.Connection, embedder: Embedder, keys: list[str]) -> int:

@@ -33,6 +33,7 @@ from engine.db import (
     LOCK_NAME,
     ensure_vector_table,
     guarded,
+    immediate,
     open_index,
     read_meta,
     require_writable,
@@ -187,7 +188,8 @@ def run_index(
             )
         if embedder is not None:
             report.embedded = fill_vectors(conn, embedder, progress)
-        with conn:
+        # Counts the chunks (a read) before it records them: the write lock comes first.
+        with immediate(conn):
             if embedder is not None:
                 indexdb.drop_unused_vectors(conn)
             record_coverage(
@@ -294,22 +296,28 @@ def fill_vectors(
     missing = indexdb.chunks_without_vectors(conn)
     done = 0
     for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start : start + EMBED_BATCH]
-        vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
-        with conn:
-            indexdb.add_vectors(
-                conn,
-                embedder.name,
-                embedder.dim,
-                [
-                    (digest, to_blob(vector))
-                    for (digest, _, _), vector in zip(batch, vectors, strict=True)
-                ],
-            )
-        done += len(batch)
+        done += store_vectors(conn, embedder, missing[start : start + EMBED_BATCH])
         if progress:
             progress("embed", done, len(missing))
     return done
+
+
+def store_vectors(
+    conn: apsw.Connection, embedder: Embedder, batch: list[tuple[str, str, str]]
+) -> int:
+    """Embed a batch of (hash, title, text) chunks as the indexer keys them (title and text
+    together) and store the vectors in one transaction; return how many. A full run and an
+    incremental one both embed through here, so a chunk's vector never depends on which
+    made it."""
+    vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
+    with conn:
+        indexdb.add_vectors(
+            conn,
+            embedder.name,
+            embedder.dim,
+            [(digest, to_blob(v)) for (digest, _, _), v in zip(batch, vectors, strict=True)],
+        )
+    return len(batch)
 
 
 def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[str, list[int]]:

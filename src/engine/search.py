@@ -84,6 +84,9 @@ class SearchResult:
     #: Arms that dropped in the normal course of things (no date in the query, no state plane
     #: yet): listed in arms_dropped, but nothing a user needs warning of.
     routine_drops: tuple[str, ...] = ()
+    #: Each arm's name in a user's words, from the registry the search ran with (its
+    #: ``label``), so whoever reports a dropped arm needs no list of its own.
+    arm_labels: dict[str, str] = field(default_factory=dict)
 
     def to_json(self, *, explain: bool = False) -> dict[str, object]:
         out: dict[str, object] = {
@@ -397,13 +400,14 @@ def run_search(
     if window is None:
         missing["query_time"] = "the query names no date or period"
     resolved = resolve_weights(ARMS, config.weights, weights)
-    assembly = assemble(Available(missing), built.sql, weights=resolved)
+    assembly = assemble(Available(missing), built.sql, arms=ARMS, weights=resolved)
     result = SearchResult(
         query=query,
         hits=[],
         arms_fired=[a.name for a in assembly.fired],
         arms_dropped=dict(assembly.dropped),
         routine_drops=assembly.routine,
+        arm_labels={arm.name: arm.label for arm in ARMS},
         fts_form=form if match is not None and "fts" not in assembly.dropped else None,
         degraded=expected_missing,
         scope=spec.describe(),

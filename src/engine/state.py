@@ -17,7 +17,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import apsw
 
-from engine.db import guarded, open_state, open_state_reader
+from engine.db import guarded, immediate, open_state, open_state_reader
 from engine.errors import Database
 from engine.store import Store
 
@@ -145,7 +145,9 @@ def follow_content(
     conn = open_state(store.state_path)
     moves: list[tuple[str, str]] = []
     try:
-        with conn:
+        # Reads every row, then moves some: the write lock first, or a read counted by another
+        # process in between would fail this run with "database is locked".
+        with immediate(conn):
             rows = conn.execute("SELECT path, content_hash FROM access").fetchall()
             have = {path for path, _ in rows}
             for path, digest in rows:

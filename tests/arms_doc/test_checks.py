@@ -23,6 +23,7 @@ FINDER = f'''
             ),
             prose="{PROSE}",
             sql="SELECT path FROM f WHERE MATCH ?1 AND {{scope}} LIMIT ?2",
+            label="full-text ranking",
         ),
     )
 '''

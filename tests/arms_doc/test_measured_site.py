@@ -152,10 +152,11 @@ def test_an_sql_edit_makes_the_results_stale(site: Site, caplog):
     assert "(SQL of recency)" in caplog.text
 
 
-def test_a_prose_edit_keeps_the_results_fresh_and_the_strict_build_green(site: Site, caplog):
+def test_a_prose_or_label_edit_keeps_the_results_fresh_and_the_build_green(site: Site, caplog):
     site.write_result("quality.json")
     site.write_result("latency.json")
     edit_registry(site, "The lexical arm", "The lexical (word-matching) arm")
+    edit_registry(site, 'label="full-text ranking"', 'label="word-for-word ranking"')
     edit_registry(site, '"""The ranking arms', '"""The ranking arms (a reworded docstring)')
     edit_registry(site, "\nARMS", "\n# A comment the ranking ignores.\nARMS")
 
@@ -163,6 +164,7 @@ def test_a_prose_edit_keeps_the_results_fresh_and_the_strict_build_green(site: S
         config = site.build()
 
     assert "word-matching" in site.markdown(config)
+    assert "*word-for-word ranking*" in site.markdown(config)
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
     assert "**stale**" not in site.measured_markdown(config)
 

@@ -110,6 +110,7 @@ REGISTRY = '''
     WHERE chunks_fts MATCH ?1 AND {scope}
     LIMIT ?2
     """,
+            label="word ranking",
         ),
         Arm(
             name="newest",
@@ -123,6 +124,7 @@ REGISTRY = '''
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
     """,
+            label="newest first",
         ),
     )
 '''
@@ -149,7 +151,7 @@ def test_a_sound_registry_prepares():
 def test_a_refused_arm_is_blamed_on_the_line_sqlite_names():
     error = failure(REGISTRY.replace("FROM files AS f\n", "FROM filez AS f\n"))
 
-    assert (error.file, error.line) == ("arms.py", 27)
+    assert (error.file, error.line) == ("arms.py", 28)
     assert error.message.startswith(
         "arm 'newest' makes SQL that SQLite refuses: no such table: filez (the statement of a "
         "search without scope options, prepared against an empty index, never run)"

@@ -21,6 +21,7 @@ ONE_ARM = src('''
             ),
             prose="Ranks by words.",
             sql="SELECT 1",
+            label="full-text ranking",
         ),
     )
 ''')
@@ -46,6 +47,7 @@ def test_reads_every_field_of_an_arm(read):
     (arm,) = read(ONE_ARM).arms
 
     assert (arm.name, arm.weight, arm.prose, arm.sql) == ("fts", 1.0, "Ranks by words.", "SELECT 1")
+    assert arm.label == "full-text ranking"
     assert arm.needs == ("query_terms",)
 
 
@@ -53,9 +55,9 @@ def test_reads_arms_in_registry_order(read):
     registry = read(
         """
         ARMS = (
-            Arm(name="b", weight=1, needs=(),
+            Arm(name="b", label="b", weight=1, needs=(),
                 prose="p", sql="s"),
-            Arm(name="a", weight=1, needs=(),
+            Arm(name="a", label="a", weight=1, needs=(),
                 prose="p", sql="s"),
         )
         """
@@ -92,7 +94,7 @@ def test_keeps_sql_exactly_as_written(read):
 def test_gives_each_entry_its_line_range(read):
     (arm,) = read(ONE_ARM).arms
 
-    assert (arm.start_line, arm.end_line) == (4, 12)
+    assert (arm.start_line, arm.end_line) == (4, 13)
     assert arm.field_lines["prose"] == 10
 
 
@@ -175,7 +177,7 @@ def test_missing_registry_variable(read):
 def test_registry_assigned_twice(read):
     error = fails(read, ONE_ARM + "ARMS = ARMS + ()\n")
 
-    assert error.line == 14
+    assert error.line == 15
     assert "assigned again (first on line 3)" in error.message
 
 
@@ -244,6 +246,24 @@ def test_arm_without_prose_field(read):
     assert "Arm(...) is missing prose" in error.message
 
 
+@pytest.mark.parametrize(
+    ("label", "problem"),
+    [('""', "empty"), ('"  "', "empty"), ('"full-text\\nranking"', "not on one line")],
+)
+def test_a_label_a_user_cannot_read_on_one_line_is_refused_on_its_line(read, label, problem):
+    error = fails(read, ONE_ARM.replace('label="full-text ranking"', f"label={label}"))
+
+    assert error.line == 12
+    assert problem in error.message
+    assert "; a label is a few plain words on one line" in error.message
+
+
+def test_arm_without_a_label_is_missing_it(read):
+    error = fails(read, ONE_ARM.replace('        label="full-text ranking",\n', ""))
+
+    assert "Arm(...) is missing label" in error.message
+
+
 def test_arm_with_empty_sql(read):
     error = fails(read, ONE_ARM.replace('sql="SELECT 1"', 'sql=""'))
 
@@ -256,7 +276,7 @@ def test_unknown_field(read):
 
     assert error.line == 7
     assert "unknown field 'boost'" in error.message
-    assert "the fields are name, weight" in error.message
+    assert "the fields are name, label, weight" in error.message
 
 
 def test_field_given_twice(read):
@@ -278,7 +298,7 @@ def test_duplicate_arm_name(read):
 
     error = fails(read, text)
 
-    assert error.line == 14
+    assert error.line == 15
     assert "duplicate arm name 'fts' (first defined on line 5)" in error.message
 
 

@@ -320,4 +320,4 @@ def test_page_names_the_commit_it_was_built_from(site: Site):
     markdown = site.markdown(site.build())
 
     assert f"- Commit: `{commit}`.\n" in markdown
-    assert f"(https://x.org/r/blob/{commit}/src/engine/arms.py#L51-L81)" in markdown
+    assert f"(https://x.org/r/blob/{commit}/src/engine/arms.py#L51-L82)" in markdown

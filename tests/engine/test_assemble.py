@@ -440,6 +440,7 @@ def test_weight_override_changes_the_score_it_inlines(index):
 
 TITLE_LEN = Arm(
     name="title_len",
+    label="title length ranking",
     weight=0.3,
     needs=(),
     prose="Shorter titles first: a prior, so it ranks only the query arms' candidates.",
@@ -508,6 +509,12 @@ def test_arm_name_that_is_not_an_identifier_is_refused():
     bad = replace(ARMS[0], name="title-len")
     with pytest.raises(AssemblyError, match="identifier"):
         assemble(Available(), arms=[bad])
+
+
+@pytest.mark.parametrize("label", ["", "full-text\nranking"])
+def test_an_arm_whose_label_cannot_be_printed_on_one_line_is_refused(label):
+    with pytest.raises(AssemblyError, match="label"):
+        assemble(Available(), arms=[replace(ARMS[0], label=label)])
 
 
 def test_duplicate_arm_names_are_refused():

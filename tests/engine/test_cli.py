@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from engine.arms import ARMS, Arm
 from engine.cli import cli
 from engine.search import CANDIDATE_LIMIT
 
@@ -119,6 +121,34 @@ def test_a_ranking_that_cannot_run_is_named_in_plain_words_with_the_reason(examp
     result = run("search", "?!", "--no-vector", store=example_store)
     assert result.stderr.startswith("memsift: full-text ranking off: no query terms")
     assert result.stderr.count("\n") == 1
+
+
+def test_a_new_arm_is_named_on_stderr_by_its_own_label(example_store, monkeypatch):
+    # A sixth arm is one registry entry: the CLI knows no arm by name, so it reads the words.
+    titles = Arm(
+        name="title_words",
+        label="title-word ranking",
+        weight=0.5,
+        needs=("query_terms",),
+        prose="Ranks memories whose titles hold the query's words; drops without query words.",
+        sql="""
+SELECT path, row_number() OVER (ORDER BY path) AS rank
+FROM (
+    SELECT f.path AS path FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid
+    JOIN files AS f ON f.id = c.file_id
+    WHERE chunks_fts MATCH ?1 AND {scope} GROUP BY f.id LIMIT ?2
+)
+""",
+    )
+    # engine.search is also the name of a function the package exports: fetch the module.
+    monkeypatch.setattr(importlib.import_module("engine.search"), "ARMS", (*ARMS, titles))
+
+    result = run("search", "?!", "--no-vector", store=example_store)
+
+    assert result.stderr.splitlines()[:2] == [
+        "memsift: full-text ranking off: no query terms (nothing searchable in the query text)",
+        "memsift: title-word ranking off: no query terms (nothing searchable in the query text)",
+    ]
 
 
 def test_a_degraded_search_says_so_and_why(tmp_path):

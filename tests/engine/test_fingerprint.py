@@ -17,13 +17,14 @@ class Entry:
     """An arm as the docs plugin's reader hands it over: the same fields as engine.arms.Arm."""
 
     name: str
+    label: str
     weight: float
     needs: tuple[str, ...]
     prose: str
     sql: str
 
 
-ENTRIES = [Entry(arm.name, arm.weight, arm.needs, arm.prose, arm.sql) for arm in ARMS]
+ENTRIES = [Entry(arm.name, arm.label, arm.weight, arm.needs, arm.prose, arm.sql) for arm in ARMS]
 BASE = ranking(ENTRIES)
 
 
@@ -54,6 +55,14 @@ def test_needs_are_a_set_their_order_does_not_matter():
 
 def test_an_arms_prose_is_not_part_of_the_ranking():
     changed = with_entry(0, prose=ENTRIES[0].prose.replace("the", "teh", 1))
+
+    assert changed == BASE
+    assert changed.sha256 == BASE.sha256
+    assert changed.changes_since(BASE) == []
+
+
+def test_an_arms_label_is_not_part_of_the_ranking():
+    changed = with_entry(0, label="word-for-word ranking")
 
     assert changed == BASE
     assert changed.sha256 == BASE.sha256

@@ -1,0 +1,137 @@
+"""A transaction that reads and then writes takes the write lock before it reads.
+
+SQLite cannot turn a read snapshot into a write once another connection has committed after
+the snapshot was taken: the write fails at once with "database is locked" (SQLITE_BUSY_SNAPSHOT)
+and the busy timeout does not help. Each test below lets another connection commit exactly
+between a transaction's read and its write. A transaction begun deferred fails there; one
+begun IMMEDIATE holds the write lock already, so the other writer has to wait its turn (here it
+is refused at once and retried afterwards, as the busy timeout would), and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import apsw
+
+import engine.db
+import engine.indexdb
+from engine import state as state_plane
+from engine.db import connect, open_index, read_meta, write_meta
+from engine.indexer import index_store
+from engine.store import Store
+
+
+class OtherWriter:
+    """Another process's connection that commits one write the moment it is asked to, or, when
+    the database's write lock is held, is refused and writes later (as it would after waiting)."""
+
+    def __init__(self, path: Path, write: Callable[[apsw.Connection], None]) -> None:
+        self.path = path
+        self.write = write
+        self.refused = 0
+        self.committed = 0
+
+    def _commit(self, timeout_ms: int) -> bool:
+        conn = connect(self.path)
+        conn.setbusytimeout(timeout_ms)
+        try:
+            with conn:
+                self.write(conn)
+        except apsw.BusyError:
+            return False
+        finally:
+            conn.close()
+        self.committed += 1
+        return True
+
+    def now(self) -> None:
+        if not self.committed and not self.refused and not self._commit(0):
+            self.refused += 1
+
+    def after(self) -> None:
+        """The write a refused writer makes once the lock is free."""
+        if self.refused and not self.committed:
+            assert self._commit(1000)
+
+
+def between(monkeypatch, module, name: str, writer: OtherWriter, *, before: bool) -> None:  # type: ignore[no-untyped-def]
+    """Make ``writer`` commit just before (or after) each call of ``module.name``."""
+    original = getattr(module, name)
+
+    def wrapped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if before:
+            writer.now()
+        result = original(*args, **kwargs)
+        if not before:
+            writer.now()
+        return result
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+def test_reopening_an_index_to_write_it_survives_a_commit_between_its_read_and_write(
+    make_store, monkeypatch
+):
+    store: Store = make_store({"a.md": "# Alpha\n\nalpha text"})
+    index_store(store, embed=False)
+    writer = OtherWriter(store.index_path, lambda c: write_meta(c, "other", "1"))
+    between(monkeypatch, engine.db, "write_meta", writer, before=True)
+
+    open_index(store.index_path, create=True).close()
+    writer.after()
+
+    assert writer.refused == 1  # the lock was taken before the read: the other writer waited
+    conn = connect(store.index_path)
+    assert read_meta(conn, "other") == "1"
+    assert read_meta(conn, "schema_version") == engine.db.INDEX_SCHEMA_VERSION
+    conn.close()
+
+
+def test_an_index_run_ends_beside_another_writer_without_a_locked_error(
+    make_store, monkeypatch
+):
+    store: Store = make_store({"a.md": "# Alpha\n\nalpha text"})
+    index_store(store, embed=False)
+    (store.root / "b.md").write_text("# Beta\n\nbeta text", encoding="utf-8")
+    writer = OtherWriter(store.index_path, lambda c: write_meta(c, "other", "1"))
+    # The run's last transaction counts the chunks (a read), then records the counts.
+    between(monkeypatch, engine.indexdb, "vector_coverage", writer, before=False)
+
+    report = index_store(store, embed=False)
+    writer.after()
+
+    assert writer.refused == 1
+    assert report.indexed == ["b.md"]
+    conn = connect(store.index_path)
+    assert (read_meta(conn, "complete"), read_meta(conn, "other")) == ("1", "1")
+    conn.close()
+
+
+def test_a_state_row_follows_its_renamed_file_while_another_process_counts_a_read(
+    make_store, monkeypatch
+):
+    store: Store = make_store({"old.md": "# Kept\n\nthe history to keep", "b.md": "# B\n\nb"})
+    index_store(store, embed=False)
+    state_plane.record_access(store, "old.md")
+    (store.root / "old.md").rename(store.root / "new.md")
+    writer = OtherWriter(  # `memsift read b.md` in another process
+        store.state_path,
+        lambda c: c.execute("INSERT INTO access(path, access_count) VALUES ('b.md', 1)"),
+    )
+    # follow_content reads the rows, checks each old path on disk, then moves the row; only
+    # state.py sees this os.path.
+    own_os = SimpleNamespace(path=SimpleNamespace(lexists=os.path.lexists))
+    monkeypatch.setattr(state_plane, "os", own_os)
+    between(monkeypatch, own_os.path, "lexists", writer, before=True)
+
+    report = index_store(store, embed=False)
+    writer.after()
+
+    assert writer.refused == 1
+    assert report.renamed == [("old.md", "new.md")]
+    assert state_plane.lookup(store, "new.md").access_count == 1
+    assert state_plane.lookup(store, "b.md").access_count == 1
