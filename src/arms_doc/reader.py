@@ -324,7 +324,7 @@ class _Reader:
                     names.append(item.evaluated_value)
                 else:
                     return tuple(names)
-            expected = 'a tuple of string literals, e.g. ("query_terms",)'
+            expected = "a tuple of string literals, e.g. (\"query_terms\",)"
         else:
             try:
                 number = _number(node)

@@ -57,7 +57,9 @@ def assemble_statements(registry: Registry) -> Statements:
         "full": ("Every input present", Available()),
         "lexical-floor": (
             "The lexical floor: no query vector, no state plane, no time named",
-            Available({need: "absent" for need in ("query_vector", "state_plane", "query_time")}),
+            Available(
+                {need: "absent" for need in ("query_vector", "state_plane", "query_time")}
+            ),
         ),
     }
     built: dict[str, Statement] = {}

@@ -98,12 +98,8 @@ def test_eval_without_the_eval_extra_names_it_in_one_line(tmp_path):
 def test_the_plugin_without_the_docs_extra_names_it(tmp_path):
     done = without(("libcst",), "import arms_doc.plugin")
     assert done.returncode == 1
-    assert (
-        done.stderr.strip()
-        .splitlines()[-1]
-        .endswith(
-            "the arms-doc plugin needs the docs extra: pip install 'memsift[docs]' (missing: libcst)"
-        )
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "the arms-doc plugin needs the docs extra: pip install 'memsift[docs]' (missing: libcst)"
     )
 
 

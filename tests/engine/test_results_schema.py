@@ -86,7 +86,7 @@ def test_a_wrong_field_is_named_with_the_file_and_the_command_that_rewrites_it(t
     message = refusal(written(tmp_path, document))
 
     assert message == (
-        "benchmarks/results/quality.json: /sets/0/ablation/1/without/ndcg@10: expected a "
+        'benchmarks/results/quality.json: /sets/0/ablation/1/without/ndcg@10: expected a '
         'number, found "0.52"; the file is written by `python benchmarks/quality.py`: run it '
         "again to rewrite it"
     )

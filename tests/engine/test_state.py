@@ -97,7 +97,9 @@ def test_concurrent_reinforcements_all_succeed(make_store):
         "s = open_store(sys.argv[1])\n"
         "for _ in range(30): state.reinforce(s, 'a.md', 1)\n"
     )
-    workers = [subprocess.Popen([sys.executable, "-c", code, str(store.root)]) for _ in range(4)]
+    workers = [
+        subprocess.Popen([sys.executable, "-c", code, str(store.root)]) for _ in range(4)
+    ]
     assert [w.wait(timeout=120) for w in workers] == [0, 0, 0, 0]
     conn = state.open_state(store.state_path)
     try:
