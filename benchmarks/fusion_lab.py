@@ -124,8 +124,12 @@ def build_file_fts(conn) -> None:  # type: ignore[no-untyped-def]
         "CREATE VIRTUAL TABLE lab.ffts USING fts5(title, body, tags, "
         "tokenize='porter unicode61 remove_diacritics 2')"
     )
+    # The index keeps a file's text only as its chunks (which do not overlap), so the whole
+    # file is its chunks joined in order.
     conn.execute(
-        "INSERT INTO lab.ffts(rowid, title, body, tags) SELECT id, title, body, tags FROM files"
+        "INSERT INTO lab.ffts(rowid, title, body, tags) "
+        "SELECT f.id, f.title, (SELECT group_concat(c.text, char(10)) FROM "
+        "(SELECT text FROM chunks WHERE file_id = f.id ORDER BY seq) AS c), f.tags FROM files AS f"
     )
 
 
