@@ -85,12 +85,13 @@ def set_groups(data: Path, extra: list[Path]) -> dict[str, list[Path]]:
 ENGINE_FTS = next(arm for arm in ARMS if arm.name == "fts")
 #: The engine's bm25 expression, taken from that statement: the score-fusion lever needs each
 #: listed memory's raw score, which the arm uses to order and never returns.
-ENGINE_BM25 = re.search(r"bm25\(chunks_fts[^)]*\)", ENGINE_FTS.sql)
-if ENGINE_BM25 is None:
-    raise SystemExit("fusion_lab: the registry's fts arm no longer ranks by bm25(chunks_fts, ...)")
+_RANK = re.search(r"rank MATCH 'bm25\(([^)]*)\)'", ENGINE_FTS.sql)
+if _RANK is None:
+    raise SystemExit("fusion_lab: the registry's fts arm no longer ranks by bm25 (rank MATCH)")
+ENGINE_BM25 = f"bm25(chunks_fts, {_RANK.group(1)})"
 CHUNK_SCORES = f"""
     WITH m AS MATERIALIZED (
-        SELECT c.file_id AS fid, {ENGINE_BM25.group(0)} AS score
+        SELECT c.file_id AS fid, {ENGINE_BM25} AS score
         FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?1
     )
     SELECT f.path, min(m.score) FROM m JOIN files AS f ON f.id = m.fid

@@ -86,7 +86,7 @@ will do.
 WITH best AS MATERIALIZED (
     SELECT rowid AS chunk_id, rank AS score
     FROM chunks_fts
-    WHERE chunks_fts MATCH ?1 AND rank MATCH 'bm25(4.0, 1.0, 2.0)'
+    WHERE chunks_fts MATCH ?1 AND chunks_fts.rank MATCH 'bm25(4.0, 1.0, 2.0)'
     ORDER BY rank
     LIMIT 4 * ?2
 ),
@@ -108,11 +108,12 @@ SELECT path, row_number() OVER (ORDER BY score, path) AS rank
 FROM (
     SELECT path, score FROM near WHERE (SELECT ok FROM exact)
     UNION ALL
-    SELECT f.path AS path, min(bm25(chunks_fts, 4.0, 1.0, 2.0)) AS score
+    SELECT f.path AS path, min(chunks_fts.rank) AS score
     FROM chunks_fts
     CROSS JOIN chunks AS c ON c.id = chunks_fts.rowid
     CROSS JOIN files AS f ON f.id = c.file_id
-    WHERE chunks_fts MATCH ?1 AND {scope} AND NOT (SELECT ok FROM exact)
+    WHERE chunks_fts MATCH ?1 AND chunks_fts.rank MATCH 'bm25(4.0, 1.0, 2.0)'
+      AND {scope} AND NOT (SELECT ok FROM exact)
     GROUP BY f.id
     ORDER BY score, path
     LIMIT ?2

@@ -485,3 +485,48 @@ def test_the_configured_floor_is_read_from_config_toml(tea_store):
     (tea_store.state_dir / "config.toml").write_text("[limits]\nmin_similarity = 0\n")
     result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder())
     assert result.abstained is False
+
+
+def every_match_by_best_chunk(store, match: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The reference fts order: every matching chunk grouped by file, best bm25 first."""
+    from engine.db import open_index
+
+    conn = open_index(store.index_path)
+    try:
+        rows = conn.execute(
+            "WITH m AS MATERIALIZED (SELECT rowid AS id, bm25(chunks_fts, 4.0, 1.0, 2.0) AS s "
+            "FROM chunks_fts WHERE chunks_fts MATCH ?) SELECT f.path, min(m.s) AS score FROM m "
+            "JOIN chunks AS c ON c.id = m.id JOIN files AS f ON f.id = c.file_id "
+            "GROUP BY f.id ORDER BY score, f.path",
+            (match,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [path for path, _ in rows]
+
+
+def fts_only_paths(store, query: str, scope: ScopeSpec, embedder) -> tuple[list[str], str]:  # type: ignore[no-untyped-def]
+    only_fts = {"vector": 0, "recency": 0, "salience": 0, "time": 0}
+    result = search(store, query, embedder=embedder, weights=only_fts, scope=scope, limit=40)
+    return [hit.path for hit in result.hits], result.params[0]
+
+
+def test_fts_arm_takes_the_best_chunks_first_and_matches_every_match_in_the_default_scope(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    # 600 files match: more than the 400 best chunks the shortcut takes.
+    store = indexed(many_files(600))
+    paths, match = fts_only_paths(store, "amber coral", ScopeSpec(), hash_embedder)
+    assert paths == every_match_by_best_chunk(store, match)[:40]
+
+
+def test_fts_arm_stays_exact_when_the_scope_is_narrow(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    # Only 30 of 600 files are in scope, so the 400 best chunks hold too few of them and the
+    # statement must group every match in scope instead.
+    store = indexed(many_files(600))
+    spec = ScopeSpec(tags=("t7",))
+    paths, match = fts_only_paths(store, "amber coral", spec, hash_embedder)
+    in_scope = {f"f{i:03d}.md" for i in range(600) if i % 20 == 7}
+    expected = [path for path in every_match_by_best_chunk(store, match) if path in in_scope]
+    assert len(expected) == 30
+    assert paths == expected
