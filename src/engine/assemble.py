@@ -103,10 +103,7 @@ def assemble(
     :func:`resolve_weights`); an arm weighted 0 is dropped, since it could only add rows that
     score nothing.
     """
-    try:
-        validate(arms)
-    except RegistryRuleError as exc:
-        raise AssemblyError(str(exc)) from None
+    checked(tuple(arms))
     weights = resolve_weights(arms, {}, weights or {})
     fired: list[tuple[Arm, str]] = []
     dropped: dict[str, str] = {}
@@ -160,6 +157,22 @@ def assemble(
         "LIMIT ?3"
     )
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
+
+
+#: Registries already validated in this process: a search is assembled on every call, and the
+#: rules (which parse each arm's SQL) need not run again for entries that cannot change.
+_valid: set[tuple[Arm, ...]] = set()
+
+
+def checked(arms: tuple[Arm, ...]) -> None:
+    """Validate ``arms`` once per process; raise :class:`AssemblyError` if it breaks a rule."""
+    if arms in _valid:
+        return
+    try:
+        validate(arms)
+    except RegistryRuleError as exc:
+        raise AssemblyError(str(exc)) from None
+    _valid.add(arms)
 
 
 def cte(arm: Arm, scope_sql: str) -> str:

@@ -25,6 +25,8 @@ from engine.errors import Database, DatabaseError, Problem, classify, from_excep
 
 INDEX_SCHEMA_VERSION = "4"
 BUSY_TIMEOUT_MS = 10_000
+#: Page cache of a reading connection (a search, status), in KiB.
+READER_CACHE_KIB = 32_768
 #: The file an index run holds an exclusive flock on (see ``engine.indexer.run_lock``).
 LOCK_NAME = "index.lock"
 #: How long a reader waits for a first index run to create the schema, and how often it looks.
@@ -149,6 +151,10 @@ def connect(
         # A reader never checkpoints, not even on close: that write could fail (a full disk)
         # and fail a command that only meant to read.
         conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        # SQLite's default page cache (2 MB) is smaller than the full-text index of a few
+        # thousand notes, so a long-lived searcher re-read it from the OS on every search.
+        # Pages are only allocated as they are read, so a small store costs no more.
+        conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
     else:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")

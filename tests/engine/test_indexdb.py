@@ -12,9 +12,10 @@ from engine.db import open_index
 from engine.indexer import index_store
 
 ENGINE = Path(__file__).resolve().parents[2] / "src" / "engine"
-#: The modules that may run statements: the two databases' layers (db, indexdb, state) and the
-#: search, whose fused statement and its probes are built from the arm registry.
-SQL_HOMES = {"db.py", "indexdb.py", "state.py", "search.py"}
+#: The modules that may run statements: the two databases' layers (db, indexdb, state), the
+#: search, whose fused statement and its probes are built from the arm registry, and knn, the
+#: table inside that statement which reads the vectors it compares.
+SQL_HOMES = {"db.py", "indexdb.py", "state.py", "search.py", "knn.py"}
 
 
 def runs_sql(path: Path) -> list[int]:

@@ -205,7 +205,7 @@ def add_file(
 ) -> None:
     conn.execute(
         "INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived, "
-        "content_hash, size, mtime_ns, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '')",
+        "content_hash, size, mtime_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
         (path, path, kind, event_at, updated_at, json.dumps(list(tags)), int(archived), path),
     )
 
