@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from engine.store import Store, open_store
+from pg_server import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL per run)
 
 
 class HashEmbedder:

@@ -42,6 +42,7 @@ from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database
 from engine.indexdb import FileRow, KnownFile, record_coverage
 from engine.memory import Memory, Skip, parse_memory
+from engine.pg.target import database_target
 from engine.reading import Unreadable, over_limit, read_regular
 from engine.store import Candidate, Store, open_store, walk
 
@@ -119,12 +120,18 @@ def index_store(
     if not isinstance(store, Store):
         store = open_store(store)
     config = store.config()
-    require_writable(Database.INDEX, store.index_path)  # before loading a model for nothing
+    target = database_target(config)
+    if target is None:
+        require_writable(Database.INDEX, store.index_path)  # before loading a model for nothing
     if embed and embedder is None:
         embedder = make_embedder(config.model)
     if not embed:
         embedder = None
     report = IndexReport()
+    if target is not None:  # a team store: the index lives in PostgreSQL
+        from engine.pg.indexer import index_to_database
+
+        return index_to_database(store, target, config.max_file_bytes, embedder, progress, report)
     with guarded(Database.INDEX, store.index_path):
         store.state_dir.mkdir(parents=True, exist_ok=True)
         with run_lock(store.state_dir / LOCK_NAME):
