@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import psycopg
 import pytest
 
 from engine import state as state_plane
+from engine.db import IndexMissing
 from engine.indexer import index_store
+from engine.pg.driver import PgError
+from engine.scope import ScopeSpec
 from engine.search import search
 
 MEMORIES = {
@@ -71,3 +75,109 @@ def test_tasks_stay_out_of_scope_unless_asked_for(team_store, hash_embedder):
     result = search(team_store, "rotate staging keys", embedder=hash_embedder)
 
     assert "tasks/rotate.md" not in [h.path for h in result.hits]
+
+
+def test_tasks_come_back_when_asked_for_by_kind(team_store, hash_embedder):
+    result = search(
+        team_store, "rotate staging keys", embedder=hash_embedder, scope=ScopeSpec(kinds=("task",))
+    )
+
+    assert [h.path for h in result.hits] == ["tasks/rotate.md"]
+
+
+def test_scope_values_are_bound_and_match_only_themselves(team_store, hash_embedder):
+    hostile = ScopeSpec(tags=("infra'; DROP TABLE files; --",), path_prefix="%")
+    result = search(team_store, "staging", embedder=hash_embedder, scope=hostile)
+
+    assert result.hits == [] and result.empty_scope
+    assert search(team_store, "staging", embedder=hash_embedder).hits
+
+
+def test_reads_and_outcomes_go_to_the_database_and_feed_salience(team_store, hash_embedder):
+    state_plane.record_access(team_store, "episodes/deploy.md")
+    access = state_plane.reinforce(team_store, "episodes/deploy.md", 1)
+
+    assert (access.access_count, access.outcome_score) == (1, pytest.approx(0.3))
+    assert state_plane.lookup(team_store, "episodes/deploy.md") == access
+    assert not (team_store.root / ".memsift" / "state.db").exists()
+    result = search(team_store, "release deploy staging", embedder=hash_embedder)
+    assert "salience" in result.arms_fired
+    assert result.hits[0].arms["salience"].rank == 1
+
+
+def test_a_read_long_ago_still_ranks_without_an_arithmetic_error(team_store, hash_embedder, pg_url):
+    state_plane.record_access(team_store, "episodes/deploy.md")
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE memsift.state_access SET last_accessed_at = '1901-01-01 00:00:00'")
+    result = search(team_store, "release deploy", embedder=hash_embedder)
+
+    assert result.hits[0].path == "episodes/deploy.md"
+    assert "salience" in result.arms_fired
+
+
+def test_the_time_arm_ranks_by_the_date_the_query_names(team_store, hash_embedder):
+    result = search(
+        team_store, "what happened in September 2026", embedder=hash_embedder, min_similarity=0
+    )
+
+    assert "time" in result.arms_fired
+
+
+def test_an_index_run_holds_the_stores_advisory_lock(make_store, pg_url, monkeypatch):
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store(MEMORIES)
+    seen: list[bool] = []
+
+    def probe(phase: str, done: int, total: int) -> None:
+        with psycopg.connect(pg_url, autocommit=True) as other:
+            got = other.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended('memsift index memsift', 0))"
+            ).fetchone()[0]
+            seen.append(got)
+
+    index_store(store, embed=False, progress=probe)
+
+    assert seen and not any(seen)
+
+
+def test_a_second_run_finds_nothing_to_do_and_a_deleted_file_leaves_the_index(
+    team_store, hash_embedder
+):
+    again = index_store(team_store, embedder=hash_embedder)
+    assert (again.indexed, again.unchanged, again.embedded) == ([], len(MEMORIES), 0)
+
+    (team_store.root / "people" / "priya.md").unlink()
+    after = index_store(team_store, embedder=hash_embedder)
+    assert after.removed == ["people/priya.md"]
+    assert "people/priya.md" not in [
+        h.path for h in search(team_store, "Priya flaky dashboard", embedder=hash_embedder).hits
+    ]
+
+
+def test_a_store_naming_no_database_is_not_searched_in_one(make_store, monkeypatch, pg_url):
+    monkeypatch.delenv("MEMSIFT_DATABASE_URL", raising=False)
+    store = make_store(MEMORIES)
+    index_store(store, embed=False)
+
+    assert (store.root / ".memsift" / "index.db").exists()
+
+
+def test_a_missing_index_in_the_database_says_to_run_index(make_store, pg_url, monkeypatch):
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store(MEMORIES)
+
+    with pytest.raises(
+        IndexMissing, match=r"PostgreSQL .*schema memsift: no index yet; run `memsift index`"
+    ):
+        search(store, "staging")
+
+
+def test_a_database_that_cannot_be_reached_is_one_line_naming_it(make_store, monkeypatch):
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", "postgresql://nobody:secret@127.0.0.1:1/teamdb")
+    store = make_store(MEMORIES)
+
+    with pytest.raises(PgError) as caught:
+        index_store(store, embed=False)
+    message = str(caught.value)
+    assert message.startswith("PostgreSQL 127.0.0.1:1/teamdb, schema memsift: ")
+    assert "secret" not in message and "\n" not in message
