@@ -338,8 +338,15 @@ def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
 
     What the walk skips without reading (a link, a pipe, a device, a bad name) is no change:
     the next run would skip it again."""
-    indexed = indexdb.file_fingerprints(conn)
-    skipped = {k: tuple(v) for k, v in json.loads(read_meta(conn, "skipped") or "{}").items()}
+    return changes_since(store, indexdb.file_fingerprints(conn), read_meta(conn, "skipped"))
+
+
+def changes_since(
+    store: Store, indexed: dict[str, tuple[int, int]], skipped_json: str | None
+) -> dict[str, int]:
+    """:func:`pending_changes` from what the index holds, on either backend: path -> (size,
+    mtime_ns) of every indexed file, and the last run's skipped files (its JSON)."""
+    skipped = {k: tuple(v) for k, v in json.loads(skipped_json or "{}").items()}
     added = modified = 0
     present: set[str] = set()
     for candidate in walk(store):

@@ -179,6 +179,10 @@ def follow_content(
 @state_errors
 def state_paths(store: Store) -> list[str]:
     """Every path the state plane holds a row for (empty when there is no state.db)."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.state_paths(target)
     if not store.state_path.exists():
         return []
     conn = open_state_reader(store.state_path)
@@ -191,6 +195,10 @@ def state_paths(store: Store) -> list[str]:
 @state_errors
 def prune(store: Store, paths: list[str]) -> int:
     """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.prune(target, paths)
     if not paths or not store.state_path.exists():
         return 0
     conn = open_state(store.state_path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import psycopg
 import pytest
 
@@ -11,6 +13,7 @@ from engine.indexer import index_store
 from engine.pg.driver import PgError
 from engine.scope import ScopeSpec
 from engine.search import search
+from engine.status import store_status
 
 MEMORIES = {
     "infra/staging-db.md": """
@@ -181,3 +184,57 @@ def test_a_database_that_cannot_be_reached_is_one_line_naming_it(make_store, mon
     message = str(caught.value)
     assert message.startswith("PostgreSQL 127.0.0.1:1/teamdb, schema memsift: ")
     assert "secret" not in message and "\n" not in message
+
+
+def test_status_reports_the_database_and_what_changed_since_the_run(team_store):
+    info = store_status(team_store)
+
+    assert info["files"] == len(MEMORIES) and info["chunks"] >= len(MEMORIES)
+    assert info["index_db"].startswith("PostgreSQL ") and info["index_db"].endswith("memsift")
+    assert not info["changed_since_index"]
+    (team_store.root / "new.md").write_text("# New\n\nnew memory\n", encoding="utf-8")
+    assert store_status(team_store)["changes"]["added"] == 1
+
+
+def test_state_rows_of_deleted_memories_stay_until_pruned(team_store):
+    state_plane.record_access(team_store, "people/priya.md")
+    (team_store.root / "people" / "priya.md").unlink()
+
+    assert store_status(team_store)["stale_state_rows"] == ["people/priya.md"]
+    assert state_plane.prune(team_store, ["people/priya.md"]) == 1
+    assert state_plane.state_paths(team_store) == []
+
+
+def test_concurrent_reads_and_reinforcements_lose_nothing(team_store):
+    def work(_: int) -> None:
+        for _ in range(5):
+            state_plane.record_access(team_store, "infra/staging-db.md")
+            state_plane.reinforce(team_store, "infra/staging-db.md", 1)
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(work, range(6)))
+
+    access = state_plane.lookup(team_store, "infra/staging-db.md")
+    assert access.access_count == 30
+    assert access.outcome_score == pytest.approx(1 - 0.7**30)
+
+
+HOSTILE = [
+    "",
+    "   ",
+    '"unbalanced',
+    "NEAR(a b) OR -x * ^title:",
+    "a\x00b staging",
+    "\u202eevil\u202c staging",
+    "数据库 端口",
+    "o'brien & | ! <-> :* (staging)",
+    "x" * 100_000,
+    "or and not",
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_any_query_returns_normally(team_store, hash_embedder, query):
+    result = search(team_store, query, embedder=hash_embedder)
+
+    assert isinstance(result.hits, list)

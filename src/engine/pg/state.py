@@ -84,6 +84,31 @@ def lookup(target: DatabaseTarget, path: str) -> Access:
         conn.close()
 
 
+def state_paths(target: DatabaseTarget) -> list[str]:
+    """Every path the state plane holds a row for (empty before the first index run)."""
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            if conn.run("SELECT to_regclass('state_access')").fetchone()[0] is None:
+                return []
+            return [row[0] for row in conn.run("SELECT path FROM state_access ORDER BY path")]
+    finally:
+        conn.close()
+
+
+def prune(target: DatabaseTarget, paths: list[str]) -> int:
+    """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+    if not paths:
+        return 0
+    conn = connect(target, vectors=False)
+    try:
+        with guarded(target), conn:
+            cursor = conn.run("DELETE FROM state_access WHERE path = ANY(%s)", (paths,))
+            return cursor.rowcount
+    finally:
+        conn.close()
+
+
 def follow_content(
     conn: PgConnection,
     root: Path,
