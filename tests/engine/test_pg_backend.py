@@ -14,6 +14,7 @@ from engine.pg.driver import PgError
 from engine.scope import ScopeSpec
 from engine.search import search
 from engine.status import store_status
+from engine.write import forget, remember
 
 MEMORIES = {
     "infra/staging-db.md": """
@@ -238,3 +239,20 @@ def test_any_query_returns_normally(team_store, hash_embedder, query):
     result = search(team_store, query, embedder=hash_embedder)
 
     assert isinstance(result.hits, list)
+
+
+def test_remember_and_forget_index_into_the_database_not_beside_it(team_store, hash_embedder):
+    key = remember(
+        team_store,
+        "Load-test week pauses deploys",
+        "Staging deploys pause during the quarterly load-test week.",
+        "procedural",
+        embedder=hash_embedder,
+    )
+    found = search(team_store, "quarterly load-test week", embedder=hash_embedder)
+    assert found.hits[0].path == key
+
+    forget(team_store, key)
+    gone = search(team_store, "quarterly load-test week", embedder=hash_embedder)
+    assert key not in [h.path for h in gone.hits]
+    assert not (team_store.root / ".memsift" / "index.db").exists()
