@@ -55,7 +55,8 @@ def test_a_complete_valid_file_is_read(tmp_path):
         ('[embeder]\nmodel = "x"\n', "[embeder]: unknown section; did you mean [embedder]?"),
         (
             "[mystery]\nx = 1\n",
-            "[mystery]: unknown section; valid ones are [weights], [embedder], [limits], [database]",
+            "[mystery]: unknown section; valid ones are "
+            "[weights], [embedder], [limits], [database]",
         ),
         ('[embedder]\nmodle = "x"\n', "[embedder] modle: unknown key; did you mean model?"),
         (
