@@ -23,8 +23,10 @@ from engine.arm_rules import LABEL_RULE, WEIGHT_RULE, label_problem, name_proble
 from engine.contract import INPUT_NAMES
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
-FIELDS = ("name", "label", "weight", "needs", "prose", "sql")
-STRING_FIELDS = frozenset({"name", "label", "prose", "sql"})
+FIELDS = ("name", "label", "weight", "needs", "prose", "sql", "pg_sql")
+#: Fields an entry may leave out: an arm's PostgreSQL SQL (a registry may predate the dialect).
+OPTIONAL_FIELDS = frozenset({"pg_sql"})
+STRING_FIELDS = frozenset({"name", "label", "prose", "sql", "pg_sql"})
 #: Fields holding a tuple of string literals.
 NAMES_FIELDS = frozenset({"needs"})
 
@@ -67,6 +69,8 @@ class ArmEntry:
     #: True when the SQL literal holds its text as written (one string, no escapes), so an
     #: offset into ``sql`` maps to a line of the file (:meth:`sql_line`).
     sql_verbatim: bool = field(default=False, compare=False)
+    #: The arm's PostgreSQL SQL exactly as the registry holds it ("" when it has none).
+    pg_sql: str = ""
 
     def sql_line(self, offset: int | None = None) -> int:
         """The file's line of character ``offset`` in ``sql``; the line the SQL starts on when
@@ -245,12 +249,13 @@ class _Reader:
                 weight_text = self.module.code_for_node(arg.value).strip()
             if key == "sql":
                 sql_verbatim = _verbatim(arg.value, str(values[key]))
-        missing = [key for key in FIELDS if key not in values]
+        required = [key for key in FIELDS if key not in OPTIONAL_FIELDS]
+        missing = [key for key in required if key not in values]
         if missing:
             raise self.error(
                 node,
                 f"Arm(...) is missing {', '.join(missing)}; every arm declares all of "
-                f"{', '.join(FIELDS)}",
+                f"{', '.join(required)}",
             )
         name = str(values["name"])
         # The engine's own rules, so the page and the assembler accept the same entries.
@@ -302,6 +307,7 @@ class _Reader:
             end_line=self.end_line(node),
             field_lines=lines,
             sql_verbatim=sql_verbatim,
+            pg_sql=str(values.get("pg_sql", "")),
         )
 
     def literal(self, key: str, node: cst.BaseExpression) -> object:

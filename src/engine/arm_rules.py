@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.contract import INPUT_NAMES, INPUTS, PARAMS, arm_params, described, placeholders
+from engine.contract import (
+    DIALECTS,
+    INPUT_NAMES,
+    INPUTS,
+    PARAMS,
+    Dialect,
+    arm_params,
+    described,
+    placeholders,
+)
 
 #: An arm's name becomes part of SQL identifiers (``arm_<name>``, ``<name>_rank``), a key of
 #: ``config.toml``'s ``[weights]`` and of ``--json`` output: a lower-case word, no quoting.
@@ -66,7 +75,6 @@ def label_problem(label: object) -> str | None:
 
 # --------------------------------------------------------------------------- whole entries
 
-_STATE_SCHEMA = re.compile(r"\bstate\.", re.IGNORECASE)
 _CANDIDATES = re.compile(r"\bcandidates\b", re.IGNORECASE)
 #: Prose shorter than this cannot say what an arm ranks by, what it needs and when it drops.
 MIN_PROSE_WORDS = 20
@@ -79,6 +87,13 @@ class ArmLike(Protocol):
     needs: tuple[str, ...]
     prose: str
     sql: str
+
+
+def dialect_sql(arm: object, dialect: Dialect) -> str:
+    """The arm's SQL in ``dialect`` ("" when the entry has none: a registry written before the
+    dialect existed, or an arm not yet translated)."""
+    value = getattr(arm, dialect.field, "")
+    return value if isinstance(value, str) else ""
 
 
 @dataclass(frozen=True)
@@ -124,45 +139,10 @@ def arm_problems(arm: ArmLike) -> list[Problem]:
             )
     if not isinstance(arm.needs, tuple | list) or len(set(needs)) != len(needs):
         add("needs", f"arm {name!r}: needs must be a tuple of distinct input names")
-    used = placeholders(arm.sql)
-    allowed = arm_params(needs)
-    for number in sorted(used - allowed):
-        holder = next((p for p in PARAMS if p.number == number), None)
-        why = (
-            f"?{number} belongs to the input {holder.input!r}, which the arm does not need "
-            "(a search without it would bind NULL)"
-            if holder is not None and holder.input
-            else f"?{number} is not the arm's to use"
-        )
-        add("sql", f"arm {name!r} uses ?{number}: {why}; it may use {described(allowed)}")
-    if _STATE_SCHEMA.search(arm.sql) and "state_plane" not in needs:
-        add(
-            "sql",
-            f"arm {name!r} reads the state plane but does not need 'state_plane'; a store "
-            "without state.db would fail",
-        )
-    if "{scope}" not in arm.sql:
-        add(
-            "sql",
-            f"arm {name!r} never applies the shared {{scope}}, so it can return memories the "
-            "other arms hide; filter with `WHERE {scope}`",
-            error=False,
-        )
-    if reads_query(needs) and 2 not in used:
-        add(
-            "sql",
-            f"arm {name!r} reads the query but does not cut its candidates at ?2; end its inner "
-            "SELECT with `LIMIT ?2`",
-            error=False,
-        )
-    if not reads_query(needs) and not _CANDIDATES.search(arm.sql):
-        add(
-            "sql",
-            f"arm {name!r} is a prior (it needs neither query terms nor a query vector) but does "
-            "not rank only the `candidates`, so it can bring in memories the query did not ask "
-            "for; add `AND f.path IN (SELECT path FROM candidates)`",
-            error=False,
-        )
+    for dialect in DIALECTS:
+        sql = dialect_sql(arm, dialect)
+        if sql.strip() or dialect.field == "sql":
+            found.extend(sql_problems(name, needs, sql, dialect))
     words = len(arm.prose.split())
     if words < MIN_PROSE_WORDS:
         add(
@@ -179,6 +159,54 @@ def arm_problems(arm: ArmLike) -> list[Problem]:
             error=False,
         )
     return sorted(found, key=lambda p: not p.error)
+
+
+def sql_problems(name: str, needs: tuple[str, ...], sql: str, dialect: Dialect) -> list[Problem]:
+    """The problems of one arm's SQL in one dialect; the field named is the registry's field
+    for that dialect (``sql``, ``pg_sql``), so a message points at the right string."""
+    found: list[Problem] = []
+    where = "" if dialect.field == "sql" else f" ({dialect.label})"
+
+    def add(message: str, error: bool = True) -> None:
+        message = message.replace(f"arm {name!r}", f"arm {name!r}{where}", 1)
+        found.append(Problem(name, dialect.field, message, error))
+
+    used = placeholders(sql)
+    allowed = arm_params(needs)
+    for number in sorted(used - allowed):
+        holder = next((p for p in PARAMS if p.number == number), None)
+        why = (
+            f"?{number} belongs to the input {holder.input!r}, which the arm does not need "
+            "(a search without it would bind NULL)"
+            if holder is not None and holder.input
+            else f"?{number} is not the arm's to use"
+        )
+        add(f"arm {name!r} uses ?{number}: {why}; it may use {described(allowed)}")
+    if dialect.state_reference.search(sql) and "state_plane" not in needs:
+        add(
+            f"arm {name!r} reads the state plane but does not need 'state_plane'; a store "
+            "without a state plane would fail",
+        )
+    if "{scope}" not in sql:
+        add(
+            f"arm {name!r} never applies the shared {{scope}}, so it can return memories the "
+            "other arms hide; filter with `WHERE {scope}`",
+            error=False,
+        )
+    if reads_query(needs) and 2 not in used:
+        add(
+            f"arm {name!r} reads the query but does not cut its candidates at ?2; end its inner "
+            "SELECT with `LIMIT ?2`",
+            error=False,
+        )
+    if not reads_query(needs) and not _CANDIDATES.search(sql):
+        add(
+            f"arm {name!r} is a prior (it needs neither query terms nor a query vector) but does "
+            "not rank only the `candidates`, so it can bring in memories the query did not ask "
+            "for; add `AND f.path IN (SELECT path FROM candidates)`",
+            error=False,
+        )
+    return found
 
 
 def registry_problems(arms: Sequence[ArmLike]) -> list[Problem]:

@@ -29,8 +29,10 @@ module); ``needs`` names inputs of :data:`engine.contract.INPUTS`; ``sql`` is a 
 ``(path, rank)`` with rank 1 the best, filtered by the shared ``{scope}`` over the alias ``f``
 (the ``files`` table); an arm that finds candidates cuts them at ``?2``, a prior ranks all of
 them (there are at most a few times ``?2``). Besides ``?2`` it may use only the placeholders
-of the inputs it needs (:data:`engine.contract.PARAMS`). :func:`engine.arm_rules.validate`
-checks all of this, for the assembler and for the docs build alike.
+of the inputs it needs (:data:`engine.contract.PARAMS`). ``pg_sql`` is the same ranking in
+PostgreSQL for team stores, under the same rules (there the state plane is the table
+``state_access`` of the store's schema). :func:`engine.arm_rules.validate` checks all of this,
+for the assembler and for the docs build alike.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Arm:
-    """One ranking arm: how much it counts, what it needs, how it ranks (SQLite dialect)."""
+    """One ranking arm: how much it counts, what it needs, how it ranks (in each dialect)."""
 
     name: str
     #: What a user is told the arm is called, in plain words ("full-text ranking"): the
@@ -51,6 +53,9 @@ class Arm:
     needs: tuple[str, ...]
     prose: str
     sql: str
+    #: The same ranking in PostgreSQL (team stores): same placeholders, same ``{scope}``, same
+    #: ``(path, rank)`` rows; empty for an arm that has no PostgreSQL form yet.
+    pg_sql: str = ""
 
 
 ARMS: tuple[Arm, ...] = (
@@ -119,6 +124,24 @@ FROM (
     LIMIT ?2
 )
 """,
+        pg_sql="""
+WITH matched AS MATERIALIZED (
+    SELECT c.file_id AS file_id, ts_rank_cd('{0.25, 0.25, 0.5, 1.0}', c.terms, q.query) AS score
+    FROM chunks AS c
+    CROSS JOIN websearch_to_tsquery('memsift', CAST(?1 AS text)) AS q(query)
+    WHERE c.terms @@ q.query
+)
+SELECT path, row_number() OVER (ORDER BY score DESC, path) AS rank
+FROM (
+    SELECT f.path AS path, max(m.score) AS score
+    FROM matched AS m
+    JOIN files AS f ON f.id = m.file_id
+    WHERE {scope}
+    GROUP BY f.id
+    ORDER BY score DESC, f.path
+    LIMIT ?2
+) AS best
+""",
     ),
     Arm(
         name="vector",
@@ -175,6 +198,19 @@ FROM (
     LIMIT ?2
 )
 """,
+        pg_sql="""
+SELECT path, row_number() OVER (ORDER BY distance, path) AS rank
+FROM (
+    SELECT f.path AS path, min(e.vector <=> CAST(?4 AS vector)) AS distance
+    FROM chunks AS c
+    JOIN embeddings AS e ON e.hash = c.hash
+    JOIN files AS f ON f.id = c.file_id
+    WHERE {scope}
+    GROUP BY f.id
+    ORDER BY distance, f.path
+    LIMIT ?2
+) AS nearest
+""",
     ),
     Arm(
         name="recency",
@@ -202,6 +238,14 @@ FROM (
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
 )
+""",
+        pg_sql="""
+SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+FROM (
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+) AS dated
 """,
     ),
     Arm(
@@ -241,6 +285,21 @@ FROM (
 )
 WHERE salience > 0
 """,
+        pg_sql="""
+SELECT path, rank() OVER (ORDER BY salience DESC) AS rank
+FROM (
+    SELECT f.path AS path,
+           coalesce(exp(-0.01 * extract(epoch FROM (now() AT TIME ZONE 'UTC')
+                                        - CAST(a.last_accessed_at AS timestamp)) / 3600), 0)
+           + ln(1 + a.access_count)
+           + greatest(a.outcome_score, 0) AS salience
+    FROM files AS f
+    JOIN state_access AS a ON a.path = f.path
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+      AND coalesce(f.kind, '') NOT IN ('task', 'person')
+) AS scored
+WHERE salience > 0
+""",
     ),
     Arm(
         name="time",
@@ -269,6 +328,20 @@ FROM (
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
 )
+""",
+        pg_sql="""
+SELECT path, rank() OVER (ORDER BY gap) AS rank
+FROM (
+    SELECT f.path AS path,
+           greatest(
+               extract(epoch FROM CAST(?5 AS timestamp)
+                                  - CAST(coalesce(f.event_at, f.updated_at) AS timestamp)),
+               extract(epoch FROM CAST(coalesce(f.event_at, f.updated_at) AS timestamp)
+                                  - CAST(?6 AS timestamp)),
+               0) / 86400 AS gap
+    FROM files AS f
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+) AS dated
 """,
     ),
 )

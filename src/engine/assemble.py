@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from engine.arm_rules import (
     WEIGHT_RULE,
     RegistryRuleError,
+    dialect_sql,
     reads_query,
     validate,
     weight_problem,
 )
 from engine.arms import ARMS, Arm
-from engine.contract import INPUTS, Available
+from engine.contract import INPUTS, Available, Dialect, dialect
 
 INPUT_BY_NAME = {i.name: i for i in INPUTS}
 
@@ -73,11 +74,15 @@ def resolve_weights(
     return {arm.name: chosen.get(arm.name, arm.weight) for arm in arms}
 
 
-def weight_literal(name: str, weight: float) -> str:
-    """A weight as a SQL numeric literal; only finite, non-negative numbers are accepted."""
+def weight_literal(name: str, weight: float, dialect_name: str = "sqlite") -> str:
+    """A weight as a SQL numeric literal; only finite, non-negative numbers are accepted.
+
+    PostgreSQL reads ``1.0`` as an exact numeric, which would make every score a Decimal; the
+    cast keeps the fusion in floating point there, as it is in SQLite."""
     if problem := weight_problem(weight):
         raise AssemblyError(f"arm {name!r}: weight {shown(weight)} is {problem}; {WEIGHT_RULE}")
-    return repr(float(weight))
+    literal = repr(float(weight))
+    return literal if dialect_name == "sqlite" else f"CAST({literal} AS double precision)"
 
 
 def shown(value: object, limit: int = 24) -> str:
@@ -96,14 +101,20 @@ def assemble(
     *,
     arms: Sequence[Arm] = ARMS,
     weights: Mapping[str, float] | None = None,
+    dialect_name: str = "sqlite",
 ) -> Assembly:
-    """Build the fused statement for the arms whose inputs are available.
+    """Build the fused statement for the arms whose inputs are available, in the SQL dialect
+    ``dialect_name`` (each arm's fragment for it; the fold itself is the same on both).
 
     ``weights`` overrides registry weights by arm name (trusted configuration only, resolved by
     :func:`resolve_weights`); an arm weighted 0 is dropped, since it could only add rows that
     score nothing.
     """
     checked(tuple(arms))
+    try:
+        target = dialect(dialect_name)
+    except ValueError as exc:
+        raise AssemblyError(str(exc)) from None
     weights = resolve_weights(arms, {}, weights or {})
     fired: list[tuple[Arm, str]] = []
     dropped: dict[str, str] = {}
@@ -112,7 +123,7 @@ def assemble(
         need = available.lacking(arm.needs)
         reason = available.reason(arm.needs)
         weight = weights[arm.name]
-        literal = weight_literal(arm.name, weight)
+        literal = weight_literal(arm.name, weight, target.name)
         if reason is None and weight == 0:
             reason = "weight 0 in configuration"
         if reason:
@@ -125,13 +136,13 @@ def assemble(
         return Assembly("", (), dropped, tuple(routine))
     finders = [arm for arm, _ in fired if reads_query(arm.needs)]
     priors = [arm for arm, _ in fired if not reads_query(arm.needs)]
-    ctes = [cte(arm, scope_sql) for arm in finders]
+    ctes = [cte(arm, scope_sql, target) for arm in finders]
     if priors:
         pool = "\n    UNION\n".join(f"    SELECT path FROM arm_{arm.name}" for arm in finders)
         if not finders:
             pool = f"    SELECT f.path AS path FROM files AS f WHERE {scope_sql}"
         ctes.append(f"candidates AS (\n{pool}\n)")
-        ctes.extend(cte(arm, scope_sql) for arm in priors)
+        ctes.extend(cte(arm, scope_sql, target) for arm in priors)
     contributions = "\n    UNION ALL\n".join(
         f"    SELECT path, {literal} / ({RRF_K} + rank) AS contribution FROM arm_{arm.name}"
         for arm, literal in fired
@@ -175,8 +186,13 @@ def checked(arms: tuple[Arm, ...]) -> None:
     _valid.add(arms)
 
 
-def cte(arm: Arm, scope_sql: str) -> str:
-    return f"arm_{arm.name} AS (\n{indent(arm.sql.strip().replace('{scope}', scope_sql))}\n)"
+def cte(arm: Arm, scope_sql: str, target: Dialect | None = None) -> str:
+    """The arm's CTE: its fragment in ``target`` (SQLite by default) with the scope pasted in."""
+    target = target or dialect("sqlite")
+    sql = dialect_sql(arm, target)
+    if not sql.strip():
+        raise AssemblyError(f"arm {arm.name!r} has no {target.label} SQL (its `{target.field}`)")
+    return f"arm_{arm.name} AS (\n{indent(sql.strip().replace('{scope}', scope_sql))}\n)"
 
 
 def indent(text: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from engine.embedder import DEFAULT_MODEL
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 #: The abstention floor, calibrated on the evaluation sets (benchmarks/fusion_lab.py abstention).
 DEFAULT_MIN_SIMILARITY = 0.25
+#: The schema a team store's tables live in when config.toml names none.
+DEFAULT_SCHEMA = "memsift"
 
 
 class ConfigError(ValueError):
@@ -58,6 +61,29 @@ def similarity_floor(value: object) -> str | None:
         return "must be a number between 0 and 1 (not a boolean or a string)"
     if not 0 <= float(value) <= 1:
         return "must be between 0 and 1 (0 never abstains)"
+    return None
+
+
+def database_url(value: object) -> str | None:
+    if not isinstance(value, str):
+        return "must be a string: a PostgreSQL URL such as postgresql://host/dbname"
+    if not value.startswith(("postgresql://", "postgres://")):
+        return "must be a PostgreSQL URL starting postgresql:// (or postgres://)"
+    return None
+
+
+#: A schema name is inlined into SQL as an identifier, so it is a plain lower-case word.
+SCHEMA_PATTERN = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def schema_name(value: object) -> str | None:
+    if not isinstance(value, str) or not SCHEMA_PATTERN.fullmatch(value):
+        return (
+            "must be a lower-case word of letters, digits and _ (at most 63), starting with a "
+            "letter or _"
+        )
+    if value.startswith("pg_"):
+        return "must not start with pg_ (PostgreSQL keeps those names for itself)"
     return None
 
 
@@ -120,6 +146,24 @@ SETTINGS: tuple[Setting, ...] = (
         "similar to the query; 0 always answers.",
         similarity_floor,
     ),
+    Setting(
+        "database",
+        "url",
+        "string",
+        "none (SQLite files in .memsift/)",
+        "A PostgreSQL URL: the store's index and state plane live in that database instead of "
+        "in .memsift/ (a team store); MEMSIFT_DATABASE_URL overrides it.",
+        database_url,
+    ),
+    Setting(
+        "database",
+        "schema",
+        "identifier",
+        f'"{DEFAULT_SCHEMA}"',
+        "The schema of that database holding this store's tables; stores sharing a database "
+        "each name their own.",
+        schema_name,
+    ),
 )
 
 SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
@@ -133,6 +177,9 @@ class Config:
     model: str | None = DEFAULT_MODEL
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     min_similarity: float = DEFAULT_MIN_SIMILARITY
+    #: A PostgreSQL URL from ``[database] url`` (MEMSIFT_DATABASE_URL is applied by the store).
+    database_url: str | None = None
+    database_schema: str = DEFAULT_SCHEMA
 
 
 def load_config(path: Path) -> Config:
@@ -156,6 +203,8 @@ def load_config(path: Path) -> Config:
         model=None if model == "none" else model,
         max_file_bytes=data.get("limits", {}).get("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
         min_similarity=float(data.get("limits", {}).get("min_similarity", DEFAULT_MIN_SIMILARITY)),
+        database_url=data.get("database", {}).get("url"),
+        database_schema=data.get("database", {}).get("schema", DEFAULT_SCHEMA),
     )
 
 

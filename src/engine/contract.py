@@ -84,6 +84,49 @@ FIRST_SCOPE_PARAM = max(p.number for p in PARAMS) + 1
 PLACEHOLDER = re.compile(r"\?(\d+)")
 
 
+@dataclass(frozen=True)
+class Dialect:
+    """A SQL dialect the fused statement is written in; each arm carries one fragment per
+    dialect, in the registry field named here."""
+
+    name: str
+    #: The :class:`engine.arms.Arm` field holding the arm's SQL in this dialect.
+    field: str
+    #: How people call it (the docs, messages).
+    label: str
+    #: How an arm's SQL reads the state plane in this dialect (an arm doing so must need it).
+    state_reference: re.Pattern[str]
+
+
+DIALECTS: tuple[Dialect, ...] = (
+    Dialect("sqlite", "sql", "SQLite", re.compile(r"\bstate\.", re.IGNORECASE)),
+    Dialect("postgresql", "pg_sql", "PostgreSQL", re.compile(r"\bstate_access\b", re.IGNORECASE)),
+)
+DIALECT_BY_NAME = {d.name: d for d in DIALECTS}
+
+
+def dialect(name: str) -> Dialect:
+    """The dialect called ``name``; a ValueError naming the known ones otherwise."""
+    try:
+        return DIALECT_BY_NAME[name]
+    except KeyError:
+        known = ", ".join(DIALECT_BY_NAME)
+        raise ValueError(f"no SQL dialect {name!r}; known: {known}") from None
+
+
+def pyformat(sql: str) -> str:
+    """``sql`` for psycopg, the one place numbered placeholders are translated: ``?N`` becomes
+    ``%(pN)s`` (psycopg binds a name used twice once, as SQLite binds ``?N``) and a literal
+    ``%`` is doubled. Pair it with :func:`named` for the values."""
+    return PLACEHOLDER.sub(lambda m: f"%(p{m.group(1)})s", sql.replace("%", "%%"))
+
+
+def named(sql: str, params: Sequence[object]) -> dict[str, object]:
+    """The values of the full numbered tuple ``params`` that ``sql``'s ``?N`` use, by the names
+    :func:`pyformat` gives them."""
+    return {f"p{n}": params[n - 1] for n in sorted(placeholders(sql))}
+
+
 def placeholders(sql: str) -> set[int]:
     """The numbers of every ``?N`` in ``sql``."""
     return {int(n) for n in PLACEHOLDER.findall(sql)}

@@ -1,10 +1,10 @@
 """What a ranking depends on, as one value: the stamp that tells fresh figures from stale ones.
 
 Benchmark results hold for the ranking they were measured with. That ranking is decided by each
-arm's name, weight, declared needs and SQL, by the fusion constant and by the embedder (model
-and width): nothing else. An arm's prose and the registry's comments change what a reader
-learns, not what a search returns, so they are left out; fixing a typo in the prose keeps the
-figures fresh, while changing a weight makes them stale.
+arm's name, weight, declared needs and SQL (in each dialect), by the fusion constant and by the
+embedder (model and width): nothing else. An arm's prose and the registry's comments change
+what a reader learns, not what a search returns, so they are left out; fixing a typo in the
+prose keeps the figures fresh, while changing a weight makes them stale.
 
 :func:`ranking` is the one place this is decided. The benchmarks call it with the imported
 registry (``engine.arms.ARMS``) when they stamp a results file; the docs plugin calls it with
@@ -34,6 +34,9 @@ class RankingArm(Protocol):
     @property
     def sql(self) -> str: ...
 
+    # ``pg_sql`` (the arm's PostgreSQL SQL) is read when present; a record without it (an
+    # entry of a registry that predates the dialect) has none.
+
 
 @dataclass(frozen=True)
 class ArmPrint:
@@ -44,6 +47,9 @@ class ArmPrint:
     #: The inputs it needs, by name, sorted (they are a set).
     needs: tuple[str, ...]
     sql_sha256: str
+    #: Its PostgreSQL SQL by digest; None when the arm had none (figures stamped before the
+    #: registry had a second dialect carry none, and measured none).
+    pg_sql_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,8 @@ class Ranking:
                 changes.append(f"weight of {name} {before[name].weight:g} -> {now[name].weight:g}")
             if now[name].sql_sha256 != before[name].sql_sha256:
                 changes.append(f"SQL of {name}")
+            if before[name].pg_sql_sha256 not in (None, now[name].pg_sql_sha256):
+                changes.append(f"PostgreSQL SQL of {name}")
             if now[name].needs != before[name].needs:
                 changes.append(f"needs of {name}")
         if common != [name for name in before if name in now]:
@@ -110,7 +118,8 @@ def ranking(
                 name=arm.name,
                 weight=float(arm.weight),
                 needs=tuple(sorted(arm.needs)),
-                sql_sha256=hashlib.sha256(arm.sql.encode("utf-8")).hexdigest(),
+                sql_sha256=digest(arm.sql),
+                pg_sql_sha256=digest(getattr(arm, "pg_sql", "")) or None,
             )
             for arm in arms
         ),
@@ -118,3 +127,8 @@ def ranking(
         embedder_model=DEFAULT_MODEL if embedder_model is None else embedder_model,
         embedder_dim=MINILM_DIM if embedder_dim is None else embedder_dim,
     )
+
+
+def digest(sql: str) -> str:
+    """The SHA-256 of an arm's SQL, byte for byte; "" for no SQL."""
+    return hashlib.sha256(sql.encode("utf-8")).hexdigest() if sql else ""

@@ -48,6 +48,7 @@ from engine.indexer import (
     store_vectors,
     write_files,
 )
+from engine.pg.target import database_target
 from engine.store import Candidate, Store, is_memory_name
 
 #: Chunks embedded per transaction by the background filler: small, so a search waiting for
@@ -106,6 +107,12 @@ def index_paths(
     report = IndexReport()
     if not wanted:
         return report
+    if database_target(store.config()) is not None:
+        # A team store: an ordinary run in its database, which finds these files changed (and
+        # costs a stat for each file that is not); no SQLite index is made beside it.
+        from engine.indexer import index_store
+
+        return index_store(store, embed=embedder is not None, embedder=embedder)
     max_bytes = store.config().max_file_bytes
     conn = open_for_writing(store)
     try:

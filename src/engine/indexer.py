@@ -43,6 +43,7 @@ from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database
 from engine.indexdb import FileRow, KnownFile, record_coverage
 from engine.memory import Memory, Skip, parse_memory
+from engine.pg.target import database_target
 from engine.reading import Unreadable, over_limit, read_regular
 from engine.store import Candidate, Store, open_store, walk
 
@@ -120,12 +121,18 @@ def index_store(
     if not isinstance(store, Store):
         store = open_store(store)
     config = store.config()
-    require_writable(Database.INDEX, store.index_path)  # before loading a model for nothing
+    target = database_target(config)
+    if target is None:
+        require_writable(Database.INDEX, store.index_path)  # before loading a model for nothing
     if embed and embedder is None:
         embedder = make_embedder(config.model)
     if not embed:
         embedder = None
     report = IndexReport()
+    if target is not None:  # a team store: the index lives in PostgreSQL
+        from engine.pg.indexer import index_to_database
+
+        return index_to_database(store, target, config.max_file_bytes, embedder, progress, report)
     with guarded(Database.INDEX, store.index_path):
         store.state_dir.mkdir(parents=True, exist_ok=True)
         with run_lock(store.state_dir / LOCK_NAME):
@@ -338,8 +345,15 @@ def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
 
     What the walk skips without reading (a link, a pipe, a device, a bad name) is no change:
     the next run would skip it again."""
-    indexed = indexdb.file_fingerprints(conn)
-    skipped = {k: tuple(v) for k, v in json.loads(read_meta(conn, "skipped") or "{}").items()}
+    return changes_since(store, indexdb.file_fingerprints(conn), read_meta(conn, "skipped"))
+
+
+def changes_since(
+    store: Store, indexed: dict[str, tuple[int, int]], skipped_json: str | None
+) -> dict[str, int]:
+    """:func:`pending_changes` from what the index holds, on either backend: path -> (size,
+    mtime_ns) of every indexed file, and the last run's skipped files (its JSON)."""
+    skipped = {k: tuple(v) for k, v in json.loads(skipped_json or "{}").items()}
     added = modified = 0
     present: set[str] = set()
     for candidate in walk(store):

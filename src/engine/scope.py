@@ -10,6 +10,10 @@ A list of values (kinds, tags) is bound as ONE value, a JSON array, and read bac
 ``json_each``. The SQL therefore has the same shape and depth for one tag as for ten thousand:
 a condition per value would nest one subquery per tag into every arm, and SQLite refuses such
 a statement long before the list gets long (about a hundred tags).
+
+On PostgreSQL (team stores) the same conditions are written in its SQL: the JSON array is read
+with ``jsonb_array_elements_text``, tags (a ``jsonb`` column there) are matched by containment,
+and every bound value is cast, since PostgreSQL must know a parameter's type to plan.
 """
 
 from __future__ import annotations
@@ -98,8 +102,13 @@ def moment_bound(text: str, *, end_of_day: bool, name: str) -> str:
         raise ScopeError(f"--{name} {text[:40]!r} is out of range in UTC") from None
 
 
-def build_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
-    """Translate a spec into one SQL condition with numbered placeholders from ``first``."""
+def build_scope(
+    spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM, dialect: str = "sqlite"
+) -> Scope:
+    """Translate a spec into one SQL condition with numbered placeholders from ``first``, in
+    the SQL ``dialect`` of the store ("sqlite" or "postgresql")."""
+    if dialect == "postgresql":
+        return build_pg_scope(spec, first)
     clauses: list[str] = []
     values: list[object] = []
 
@@ -130,6 +139,38 @@ def build_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
     if spec.path_prefix:
         prefix = slot(spec.path_prefix)
         clauses.append(f"substr(f.path, 1, length({prefix})) = {prefix}")
+    if spec.since:
+        since = moment_bound(spec.since, end_of_day=False, name="since")
+        clauses.append(f"coalesce(f.event_at, f.updated_at) >= {slot(since)}")
+    if spec.until:
+        until = moment_bound(spec.until, end_of_day=True, name="until")
+        clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(until)}")
+    return Scope("(" + " AND ".join(clauses) + ")", tuple(values))
+
+
+def build_pg_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
+    """:func:`build_scope` in PostgreSQL: the same conditions, values and placeholders."""
+    clauses: list[str] = []
+    values: list[object] = []
+
+    def slot(value: object, cast: str = "text") -> str:
+        values.append(value)
+        return f"CAST(?{first + len(values) - 1} AS {cast})"
+
+    if not spec.include_archived:
+        clauses.append("f.archived = 0")
+    kinds = list(dict.fromkeys(k.strip().lower() for k in spec.kinds))
+    if kinds:
+        wanted = slot(json_list(kinds), "jsonb")
+        clauses.append(f"f.kind IN (SELECT jsonb_array_elements_text({wanted}))")
+    else:
+        clauses.append("f.kind IS DISTINCT FROM 'task'")
+    tags = list(dict.fromkeys(t.strip().lower() for t in spec.tags))
+    if tags:
+        # Containment: the memory's tags hold every wanted one (a GIN index can serve it).
+        clauses.append(f"f.tags @> {slot(json_list(tags), 'jsonb')}")
+    if spec.path_prefix:
+        clauses.append(f"starts_with(f.path, {slot(spec.path_prefix)})")
     if spec.since:
         since = moment_bound(spec.since, end_of_day=False, name="since")
         clauses.append(f"coalesce(f.event_at, f.updated_at) >= {slot(since)}")

@@ -13,9 +13,10 @@ import math
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import apsw
 import numpy as np
@@ -27,10 +28,14 @@ from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database, Problem, classify
 from engine.indexdb import vector_coverage
+from engine.pg.target import database_target
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
 from engine.store import Config, Store, open_store
 from engine.when import query_window
+
+if TYPE_CHECKING:
+    from engine.pg.search import PgSearchBackend
 
 DEFAULT_LIMIT = 10
 #: How many candidates each query arm offers to the fusion; chosen with the weights (40 and
@@ -289,6 +294,9 @@ class Searcher:
         self._conn: apsw.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._has_state = False
+        #: A team store's database (None: SQLite under .memsift/, the default).
+        self._target = database_target(self.store.config())
+        self._pg: PgSearchBackend | None = None
 
     def __enter__(self) -> Searcher:
         return self
@@ -300,6 +308,22 @@ class Searcher:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        if self._pg is not None:
+            self._pg.close()
+            self._pg = None
+
+    def _backend(self) -> tuple[SearchBackend, AbstractContextManager[None]]:
+        """Where this search runs and how its errors are named: the store's SQLite index, or
+        its team database when the store names one."""
+        if self._target is not None:
+            from engine.pg.search import PgSearchBackend
+
+            if self._pg is None:
+                self._pg = PgSearchBackend(self._target)
+            return self._pg, self._pg.errors()
+        conn = self._connection()
+        backend = SqliteBackend(conn, self._has_state)
+        return backend, search_errors(conn, self.store, self._has_state)
 
     def _connection(self) -> apsw.Connection:
         try:
@@ -339,12 +363,12 @@ class Searcher:
                 self._embedder = None
             elif current != config.model and use_vector and query.strip():
                 self._embedder = make_embedder(config.model)
-        conn = self._connection()
-        with search_errors(conn, self.store, self._has_state):
+        backend, errors = self._backend()
+        with errors:
             return run_search(
-                conn,
+                backend,
                 config,
-                self._has_state,
+                backend.has_state(),
                 query,
                 limit=limit,
                 scope=scope,
@@ -356,8 +380,62 @@ class Searcher:
             )
 
 
+class SearchBackend(Protocol):
+    """What a search asks of the database it runs on; everything else (the inputs, the
+    assembly, the fusion, abstention, the account of what happened) is the same on both."""
+
+    #: The SQL dialect the arms' fragments are taken in (engine.contract.DIALECTS).
+    dialect: str
+
+    def has_state(self) -> bool: ...
+    def vector_plane_problem(self, embedder: Embedder) -> str | None: ...
+    def choose_fts_form(
+        self, terms: QueryTerms, scope: Scope
+    ) -> tuple[str | None, str | None]: ...
+    def fetch(
+        self, sql: str, params: tuple[object, ...]
+    ) -> tuple[list[str], list[tuple[object, ...]]]: ...
+    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]: ...
+    def scope_has_files(self, scope: Scope) -> bool: ...
+
+
+class SqliteBackend:
+    """A search on the store's ``index.db`` (its state plane attached when ``has_state``)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, conn: apsw.Connection, has_state: bool) -> None:
+        self.conn = conn
+        self._has_state = has_state
+
+    def has_state(self) -> bool:
+        return self._has_state
+
+    def vector_plane_problem(self, embedder: Embedder) -> str | None:
+        return vector_plane_problem(self.conn, embedder)
+
+    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
+        return choose_fts_form(self.conn, terms, scope)
+
+    def fetch(
+        self, sql: str, params: tuple[object, ...]
+    ) -> tuple[list[str], list[tuple[object, ...]]]:
+        cursor = self.conn.execute(sql, params)
+        try:
+            columns = [name for name, _ in cursor.get_description()]
+        except apsw.ExecutionCompleteError:  # no row at all: the statement has already finished
+            return [], []
+        return columns, cursor.fetchall()
+
+    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]:
+        return hit_chunks(self.conn, file_ids)
+
+    def scope_has_files(self, scope: Scope) -> bool:
+        return scope_has_files(self.conn, scope)
+
+
 def run_search(
-    conn: apsw.Connection,
+    db: SearchBackend,
     config: Config,
     has_state: bool,
     query: str,
@@ -370,10 +448,10 @@ def run_search(
     weights: dict[str, float] | None,
     min_similarity: float = 0.0,
 ) -> SearchResult:
-    """One search on an open connection (the state plane attached when ``has_state``)."""
+    """One search on an open backend (with a state plane when ``has_state``)."""
     query = clean_text(query)
     spec = clean_scope(scope or ScopeSpec())
-    built = build_scope(spec)
+    built = build_scope(spec, dialect=db.dialect)
     terms = sanitize(query)
     missing: dict[str, str] = {}
     expected_missing = False
@@ -386,21 +464,23 @@ def run_search(
         if embedder is None:
             missing["query_vector"] = "no embedding model configured (a lexical store)"
             expected_missing = config.model is not None
-        elif problem := vector_plane_problem(conn, embedder):
+        elif problem := db.vector_plane_problem(embedder):
             missing["query_vector"] = problem
             expected_missing = True
         else:
             vector = to_blob(embedder.embed([query[:MAX_EMBED_QUERY_CHARS]])[0])
     if not has_state:
         missing["state_plane"] = "no memory has been read or reinforced yet"
-    match, form = choose_fts_form(conn, terms, built)
+    match, form = db.choose_fts_form(terms, built)
     if match is None:
         missing["query_terms"] = "no query terms (nothing searchable in the query text)"
     window = query_window(query, relative=False)
     if window is None:
         missing["query_time"] = "the query names no date or period"
     resolved = resolve_weights(ARMS, config.weights, weights)
-    assembly = assemble(Available(missing), built.sql, arms=ARMS, weights=resolved)
+    assembly = assemble(
+        Available(missing), built.sql, arms=ARMS, weights=resolved, dialect_name=db.dialect
+    )
     result = SearchResult(
         query=query,
         hits=[],
@@ -431,15 +511,10 @@ def run_search(
     )
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
-    cursor = conn.execute(assembly.sql, params)
-    try:
-        columns = [name for name, _ in cursor.get_description()]
-    except apsw.ExecutionCompleteError:  # no row at all: the statement has already finished
-        columns = []
-    rows = cursor.fetchall() if columns else []
-    result.hits = make_hits(conn, columns, rows, assembly.fired, resolved, terms, vector)
+    columns, rows = db.fetch(assembly.sql, params)
+    result.hits = make_hits(db, columns, rows, assembly.fired, resolved, terms, vector)
     abstain(result, min_similarity)
-    if not result.hits and not result.abstained and not scope_has_files(conn, built):
+    if not result.hits and not result.abstained and not db.scope_has_files(built):
         result.empty_scope = True
         result.notes.append(f"no memory is in scope ({spec.describe()})")
     return result
@@ -490,11 +565,11 @@ def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
     return conn.execute(sql, bound_prefix(sql, bind({}, scope.values))).fetchone() is not None
 
 
-def make_hits(conn, columns, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
+def make_hits(db, columns, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
     """Rows of the fused statement to hits, with each arm's rank and contribution; columns are
     read by the names the assembler gives them."""
     records = [dict(zip(columns, row, strict=True)) for row in rows]
-    chunks = hit_chunks(conn, [r["file_id"] for r in records])
+    chunks = db.hit_chunks([r["file_id"] for r in records])
     pattern = word_pattern(terms)
     hits = []
     for r in records:

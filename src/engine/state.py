@@ -19,6 +19,7 @@ import apsw
 
 from engine.db import guarded, immediate, open_state, open_state_reader
 from engine.errors import Database
+from engine.pg.target import database_target
 from engine.store import Store
 
 #: Weight of a new outcome in the moving average: the last ~3 outcomes dominate.
@@ -56,6 +57,10 @@ def now_utc() -> str:
 @state_errors
 def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
     """Count one read of ``path`` now."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.record_access(target, path, content_hash)
     conn = open_state(store.state_path)
     try:
         with conn:
@@ -82,6 +87,10 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
     A single UPSERT takes the write lock before it reads the old score, so concurrent
     reinforcements queue on the busy timeout instead of failing, and none is lost.
     """
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.reinforce(target, path, outcome, content_hash)
     if outcome not in (-1, 1):
         raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
     conn = open_state(store.state_path)
@@ -105,6 +114,10 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
 @state_errors
 def lookup(store: Store, path: str) -> Access:
     """``path``'s record without counting anything (read-only; works in a read-only store)."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.lookup(target, path)
     if not store.state_path.exists():
         return Access(path, 0, None, 0.0)
     conn = open_state_reader(store.state_path)
@@ -168,6 +181,10 @@ def follow_content(
 @state_errors
 def state_paths(store: Store) -> list[str]:
     """Every path the state plane holds a row for (empty when there is no state.db)."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.state_paths(target)
     if not store.state_path.exists():
         return []
     conn = open_state_reader(store.state_path)
@@ -180,6 +197,10 @@ def state_paths(store: Store) -> list[str]:
 @state_errors
 def prune(store: Store, paths: list[str]) -> int:
     """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg import state as pg_state
+
+        return pg_state.prune(target, paths)
     if not paths or not store.state_path.exists():
         return 0
     conn = open_state(store.state_path)

@@ -12,6 +12,7 @@ from engine import state as state_plane
 from engine.db import guarded, open_index_reader, read_meta
 from engine.errors import Database
 from engine.indexer import pending_changes
+from engine.pg.target import database_target
 from engine.store import Store
 
 
@@ -24,6 +25,10 @@ def stale_state_paths(store: Store, known: list[str] | None = None) -> list[str]
 def store_status(store: Store) -> dict[str, object]:
     """Counts, coverage, model, database paths and pending changes, as one JSON-ready dict."""
     config = store.config()
+    if (target := database_target(config)) is not None:  # a team store
+        from engine.pg.status import database_status
+
+        return database_status(store, target, config.model)
     conn = open_index_reader(store.index_path)
     with guarded(Database.INDEX, store.index_path):
         try:

@@ -384,3 +384,26 @@ def test_an_offset_into_sql_that_is_not_verbatim_maps_to_the_sql_line(read, lite
     (arm,) = read(ONE_ARM.replace('sql="SELECT 1"', f"sql={literal}")).arms
 
     assert arm.sql_line(arm.sql.index("FROM")) == 11
+
+
+def test_reads_an_arms_postgresql_sql_with_its_line(read):
+    (arm,) = read(
+        ONE_ARM.replace('sql="SELECT 1",', 'sql="SELECT 1",\n            pg_sql="SELECT 2",')
+    ).arms
+
+    assert (arm.sql, arm.pg_sql) == ("SELECT 1", "SELECT 2")
+    assert arm.field_lines["pg_sql"] == arm.field_lines["sql"] + 1
+
+
+def test_an_arm_without_postgresql_sql_reads_as_having_none(read):
+    (arm,) = read(ONE_ARM).arms
+
+    assert arm.pg_sql == ""
+
+
+def test_postgresql_sql_must_be_a_literal_too(read):
+    error = fails(
+        read, ONE_ARM.replace('sql="SELECT 1",', 'sql="SELECT 1",\n            pg_sql=SQL,')
+    )
+
+    assert "field 'pg_sql' is `SQL`, not a string literal" in error.message

@@ -55,7 +55,8 @@ def test_a_complete_valid_file_is_read(tmp_path):
         ('[embeder]\nmodel = "x"\n', "[embeder]: unknown section; did you mean [embedder]?"),
         (
             "[mystery]\nx = 1\n",
-            "[mystery]: unknown section; valid ones are [weights], [embedder], [limits]",
+            "[mystery]: unknown section; valid ones are "
+            "[weights], [embedder], [limits], [database]",
         ),
         ('[embedder]\nmodle = "x"\n', "[embedder] modle: unknown key; did you mean model?"),
         (
@@ -178,3 +179,41 @@ def test_every_command_refuses_a_bad_config_naming_the_file_and_key(tmp_path, co
     )
     assert not (tmp_path / ".memsift" / "state.db").exists()
     assert not (tmp_path / ".memsift" / "index.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[database]\nurl = "mysql://db/team"\n', "must be a PostgreSQL URL"),
+        ("[database]\nurl = 5432\n", "must be a string"),
+        ('[database]\nschema = "Team-A"\n', "must be a lower-case word"),
+        ('[database]\nschema = "pg_team"\n', "must not start with pg_"),
+        ('[database]\nschema = "x; DROP TABLE files"\n', "must be a lower-case word"),
+    ],
+)
+def test_the_database_settings_are_checked(tmp_path, text, problem):
+    assert problem in error_for(tmp_path, text)
+
+
+def test_the_database_settings_are_read(tmp_path):
+    path = config_file(tmp_path, '[database]\nurl = "postgresql://db/team"\nschema = "team_a"\n')
+
+    config = load_config(path)
+    assert (config.database_url, config.database_schema) == ("postgresql://db/team", "team_a")
+
+
+def test_no_database_setting_means_the_sqlite_files(tmp_path):
+    assert (Config().database_url, Config().database_schema) == (None, "memsift")
+
+
+def test_the_environment_url_wins_and_is_checked(monkeypatch):
+    from engine.pg.target import TargetError, database_target
+
+    config = Config(database_url="postgresql://file/db")
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", "postgresql://env/db")
+    assert database_target(config).url == "postgresql://env/db"
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", "sqlite:///x.db")
+    with pytest.raises(TargetError, match=r"^MEMSIFT_DATABASE_URL must be a PostgreSQL URL"):
+        database_target(config)
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", "")
+    assert database_target(config).url == "postgresql://file/db"

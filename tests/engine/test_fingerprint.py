@@ -22,9 +22,13 @@ class Entry:
     needs: tuple[str, ...]
     prose: str
     sql: str
+    pg_sql: str = ""
 
 
-ENTRIES = [Entry(arm.name, arm.label, arm.weight, arm.needs, arm.prose, arm.sql) for arm in ARMS]
+ENTRIES = [
+    Entry(arm.name, arm.label, arm.weight, arm.needs, arm.prose, arm.sql, arm.pg_sql)
+    for arm in ARMS
+]
 BASE = ranking(ENTRIES)
 
 
@@ -82,6 +86,7 @@ def changed_recency(weight: float, **changes: object) -> list[Entry]:
     [
         ({"weight": 0.123}, "weight of recency 0.2 -> 0.123"),
         ({"sql": "SELECT 1"}, "SQL of recency"),
+        ({"pg_sql": "SELECT 1"}, "PostgreSQL SQL of recency"),
         ({"needs": ("state_plane",)}, "needs of recency"),
     ],
 )
@@ -110,3 +115,16 @@ def test_the_fusion_constant_and_the_embedder_are_part_of_the_ranking():
     assert ranking(ENTRIES, embedder_model="other", embedder_dim=768).changes_since(BASE) == [
         f"embedder {DEFAULT_MODEL} ({MINILM_DIM}-d) -> other (768-d)"
     ]
+
+
+def test_figures_stamped_before_the_postgresql_dialect_stay_fresh_for_sqlite():
+    """A stamp without PostgreSQL digests measured no PostgreSQL SQL: adding that dialect to
+    the registry changes nothing it measured."""
+    old = ranking([replace(e, pg_sql="") for e in ENTRIES])
+
+    assert all(arm.pg_sql_sha256 is None for arm in old.arms)
+    assert BASE.changes_since(old) == []
+
+
+def test_every_arm_of_the_registry_has_its_postgresql_sql_in_the_stamp():
+    assert all(arm.pg_sql_sha256 for arm in ranking(ARMS).arms)

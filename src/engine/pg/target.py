@@ -1,0 +1,48 @@
+"""Which database, if any, a store keeps its index and state plane in.
+
+Read from the environment and the store's configuration only; nothing here imports the driver,
+so asking costs nothing for a store on SQLite (the default, when no URL is named).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from engine.config import Config, database_url
+
+#: Overrides ``[database] url``: the usual way to point several machines at one team store.
+URL_VARIABLE = "MEMSIFT_DATABASE_URL"
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    """A PostgreSQL database and the schema of it that holds one store."""
+
+    url: str
+    schema: str
+
+    def shown(self) -> str:
+        """Where, for messages: host, database and schema, never the user or password."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or "local socket"
+        port = f":{parts.port}" if parts.port else ""
+        name = parts.path.lstrip("/") or "(default database)"
+        return f"PostgreSQL {host}{port}/{name}, schema {self.schema}"
+
+
+class TargetError(ValueError):
+    """A database URL that cannot be used; the message names where it came from."""
+
+
+def database_target(config: Config) -> DatabaseTarget | None:
+    """The store's database, or None for the SQLite default.
+
+    ``MEMSIFT_DATABASE_URL`` wins over ``[database] url``; an empty variable is unset."""
+    url = os.environ.get(URL_VARIABLE) or config.database_url
+    if not url:
+        return None
+    if os.environ.get(URL_VARIABLE) and (problem := database_url(url)):
+        raise TargetError(f"{URL_VARIABLE} {problem}")
+    return DatabaseTarget(url, config.database_schema)
