@@ -29,6 +29,8 @@ import numpy as np
 
 TABLE = "nearest_chunks"
 VERSION_KEY = "vectors_version"
+#: Indexes whose matrices one process keeps (an evaluation walks through many stores).
+CACHED_INDEXES = 4
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,10 @@ def current_matrix(conn: apsw.Connection) -> Matrix:
     matrix = load(conn, version)
     if version is not None:
         with _lock:
+            _cache.pop(key, None)
             _cache[key] = matrix
+            while len(_cache) > CACHED_INDEXES:  # the least recently loaded goes first
+                del _cache[next(iter(_cache))]
     return matrix
 
 

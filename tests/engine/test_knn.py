@@ -146,3 +146,23 @@ def test_an_index_without_vectors_has_no_nearest_chunks(make_store):  # type: ig
         assert table_nearest(conn, np.ones(16, dtype="<f4").tobytes(), 4) == []
     finally:
         conn.close()
+
+
+def test_a_process_keeps_the_matrices_of_a_few_indexes_only(make_store, hash_embedder, tmp_path):  # type: ignore[no-untyped-def]
+    from engine.store import open_store
+
+    paths = []
+    for i in range(knn.CACHED_INDEXES + 2):
+        root = tmp_path / f"s{i}"
+        root.mkdir()
+        (root / "a.md").write_text(f"# A{i}\n\nword{i}\n", encoding="utf-8")
+        store = open_store(root)
+        index_store(store, embedder=hash_embedder)
+        conn = open_index_reader(store.index_path)
+        try:
+            table_nearest(conn, query_blob(hash_embedder, "word"), 1)
+            paths.append(conn.db_filename("main"))
+        finally:
+            conn.close()
+    assert len(knn._cache) <= knn.CACHED_INDEXES
+    assert paths[-1] in knn._cache and paths[0] not in knn._cache
