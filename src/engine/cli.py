@@ -552,7 +552,7 @@ def eval_command(
     """
     if find_spec("ir_measures") is None:  # before indexing anything for nothing
         fail("memsift eval needs the eval extra: pip install 'memsift[eval]'")
-    from engine.evaluate import DatasetError, evaluate
+    from engine.evaluate import METRIC_NAMES, DatasetError, evaluate
 
     chosen = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
     progress, done = terminal_progress()
@@ -589,13 +589,13 @@ def eval_command(
         rows = {**rows, **report["ablation"]}
     click.echo(
         f"{'':<20}{'queries':>8}"
-        + "".join(f"{m:>11}" for m in ("ndcg@10", "mrr@10", "recall@5", "recall@10"))
+        + "".join(f"{m:>11}" for m in METRIC_NAMES)
     )
     for name, figures in rows.items():
         click.echo(
             f"{printable(name):<20}{figures['queries']:>8}"
             + "".join(
-                f"{figures[m]:>11.4f}" for m in ("ndcg@10", "mrr@10", "recall@5", "recall@10")
+                f"{figures[m]:>11.4f}" for m in METRIC_NAMES
             )
         )
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.arm_rules import weight_problem
 from engine.arms import ARMS
 from engine.embedder import DEFAULT_MODEL
 
@@ -36,16 +37,10 @@ class ConfigError(ValueError):
 
 
 def finite_weight(value: object) -> str | None:
-    """A weight is a finite number >= 0 (0 drops the arm)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return "must be a finite number >= 0 (not a boolean or a string)"
-    try:
-        number = float(value)
-    except OverflowError:
-        number = math.inf
-    if not math.isfinite(number) or number < 0:
-        return "must be a finite number >= 0"
-    return None
+    """A weight is a finite number >= 0 (0 drops the arm): the registry's own rule
+    (:func:`engine.arm_rules.weight_problem`), worded for a configuration key."""
+    problem = weight_problem(value)
+    return None if problem is None else f"must be a finite number >= 0 ({problem})"
 
 
 def model_name(value: object) -> str | None:

@@ -20,12 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.arms import ARMS
+from engine.assemble import AssemblyError, resolve_weights
 from engine.embedder import Embedder
 from engine.indexer import Progress, index_store
+from engine.results_schema import METRICS
 from engine.search import search
 from engine.store import open_store, walk
 
-METRIC_NAMES = ("ndcg@10", "mrr@10", "recall@5", "recall@10")
+#: The metrics eval reports, in order: the results schema's list (one home for both).
+METRIC_NAMES = tuple(key for key, _ in METRICS)
 RUN_DEPTH = 100
 CORPUS_MTIME_NS = 946_684_800 * 1_000_000_000  # 2000-01-01T00:00:00Z
 
@@ -309,11 +312,10 @@ def evaluate(
     be new, empty or made by an earlier eval (``KeepError`` otherwise): eval never deletes or
     overwrites a file it did not write.
     """
-    unknown = sorted((set(arms or ()) | set(weights or {})) - {a.name for a in ARMS})
-    if unknown:
-        raise DatasetError(
-            f"unknown arm(s) {', '.join(unknown)}; known: " + ", ".join(a.name for a in ARMS)
-        )
+    try:  # the assembler's rule for arm names, for the arms to keep and the weights alike
+        resolve_weights(ARMS, {}, {**{name: 0.0 for name in arms or ()}, **(weights or {})})
+    except AssemblyError as exc:
+        raise DatasetError(str(exc)) from None
     sets = [load_set(folder, split) for folder in find_sets(path)]
     if workdir is not None:  # refuse before any work, and before anything is written
         check_keep_folder(workdir, store=False)

@@ -530,3 +530,24 @@ def test_fts_arm_stays_exact_when_the_scope_is_narrow(indexed, hash_embedder):  
     expected = [path for path in every_match_by_best_chunk(store, match) if path in in_scope]
     assert len(expected) == 30
     assert paths == expected
+
+
+def test_an_empty_weights_override_means_the_registrys_weights_over_a_configured_store(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    store = indexed(
+        {
+            ".memsift/config.toml": "[weights]\nfts = 0\nvector = 3.0\n",
+            "a.md": memory("Port", "PgBouncer listens on 6432"),
+            "b.md": memory("Other", "the listener of another service"),
+        }
+    )
+    configured = search(store, "PgBouncer listens", embedder=hash_embedder)
+    assert "fts" in configured.arms_dropped
+    registry = search(store, "PgBouncer listens", embedder=hash_embedder, weights={})
+    assert "fts" in registry.arms_fired and "fts" not in registry.arms_dropped
+    for hit in registry.hits:  # --explain's contributions are the scores the SQL computed
+        assert hit.score == pytest.approx(sum(a.contribution for a in hit.arms.values()))
+        if "vector" in hit.arms:
+            rank = hit.arms["vector"].rank
+            assert hit.arms["vector"].contribution == pytest.approx(1.0 / (RRF_K + rank))
