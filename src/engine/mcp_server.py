@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from engine.freshness import Freshness
+from engine.scope import ScopeSpec
 from engine.service import (
     ERRORS,
     MAX_READ_CHARS,
@@ -241,9 +242,11 @@ def build_server(service: MemoryService) -> MCPServer:
             bool, Field(description="Also search archived (forgotten) memories.")
         ] = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
-        args = SearchArgs(
-            query, limit, tuple(kinds), tuple(tags), path_prefix, since, until, include_archived
+        scope = ScopeSpec(
+            tuple(kinds), tuple(tags), path_prefix or None, since or None, until or None,
+            include_archived,
         )
+        args = SearchArgs(query, limit, scope)
         # Inline, not on a worker thread: searches are serialised on the one warm Searcher
         # anyway, and the hop to a thread and back costs more than the statement at 2k files.
         return call(service.search, args)

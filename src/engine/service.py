@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine import state as state_plane
 from engine.db import IndexMissing
@@ -104,14 +104,11 @@ def bounded_answer(result: SearchResult, budget: int = BUDGET_BYTES) -> dict[str
 
 @dataclass
 class SearchArgs:
+    """A search as a tool asks for it: the scope is the engine's own :class:`ScopeSpec`."""
+
     query: str
     limit: int = 10
-    kinds: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    path_prefix: str | None = None
-    since: str | None = None
-    until: str | None = None
-    include_archived: bool = False
+    scope: ScopeSpec = field(default_factory=ScopeSpec)
 
 
 class MemoryService:
@@ -144,17 +141,9 @@ class MemoryService:
             raise ServiceError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         if not args.query.strip():
             raise ServiceError("query is empty; say what to look for, in words")
-        spec = ScopeSpec(
-            tuple(args.kinds),
-            tuple(args.tags),
-            args.path_prefix or None,
-            args.since or None,
-            args.until or None,
-            args.include_archived,
-        )
         try:
             with self._search_lock:
-                result = self._searcher.search(args.query, limit=args.limit, scope=spec)
+                result = self._searcher.search(args.query, limit=args.limit, scope=args.scope)
         except IndexMissing:
             raise ServiceError(self._no_index_yet()) from None
         return bounded_answer(result)
