@@ -1,14 +1,14 @@
 """Convert results files of the first layout (format 1) to ``engine.results_schema``'s, once.
 
 The first layout stamped each file with ``registry_sha256``, the sha256 of the registry's bytes,
-and the two benchmarks used different keys for the same stamp (``kind``/``made_at`` against
+and the benchmarks used different keys for the same stamp (``kind``/``made_at`` against
 ``benchmark``/``timestamp``). This script moves every figure unchanged into the typed layout
 and stamps the file with the ranking it was really measured with: it finds the registry whose
 bytes have that sha256 in git (at the recorded commit, else anywhere in the registry's history),
 reads it statically and takes the fusion constant and embedder of the same commit. Figures
 measured with a ranking that has changed since stay stale, as they should.
 
-    python benchmarks/convert_results.py                      # benchmarks/results/*.json
+    python benchmarks/convert_results.py                      # quality, latency and mcp.json
     python benchmarks/convert_results.py path/to/quality.json ...
     python benchmarks/convert_results.py --restamp ...        # stamp with today's ranking
 
@@ -33,10 +33,13 @@ from engine.fingerprint import Ranking, ranking
 from engine.results_schema import (
     FORMAT,
     LATENCY,
+    MCP,
     QUALITY,
     LatencyResults,
+    McpResults,
     QualityResults,
     ResultsError,
+    ResultsFile,
     read_results,
     write_results,
 )
@@ -174,15 +177,43 @@ def convert_latency(document: dict, restamp: bool) -> LatencyResults:
     return load(LatencyResults, value)
 
 
+def convert_mcp(document: dict, restamp: bool) -> McpResults:
+    """The first mcp.json listed its targets once for the run, named "... @ N files"; the typed
+    layout keeps each store's targets with the store, under the name without the suffix."""
+    first_layout = {"benchmark", "format", "timestamp", "registry_sha256", "registry_path"}
+    body = {
+        key: value
+        for key, value in document.items()
+        if key not in first_layout | {"git", "machine", "targets"}
+    }
+    stores = []
+    for store in document["stores"]:
+        suffix = f" @ {store['files']} files"
+        mine = [t for t in document.get("targets", []) if t["name"].endswith(suffix)]
+        stores.append(
+            {**store, "targets": [{**t, "name": t["name"].removesuffix(suffix)} for t in mine]}
+        )
+    value = {"stamp": stamp(document, "mcp", "timestamp", restamp), **body, "stores": stores}
+    return load(McpResults, value)
+
+
+def kind_of(document: dict) -> ResultsFile[object]:
+    benchmark = (document.get("stamp") or document).get("benchmark")
+    if benchmark == "mcp":
+        return MCP
+    return QUALITY if "sets" in document else LATENCY
+
+
 def convert(path: Path, restamp: bool) -> str:
     document = json.loads(path.read_text(encoding="utf-8"))
-    kind = QUALITY if "sets" in document else LATENCY
+    kind = kind_of(document)
     if "stamp" in document:
         read_results(kind, path, str(path))  # refuses a file that does not fit
         return f"{path}: already format {FORMAT}, left as it is"
     if "registry_sha256" not in document:
         raise ConvertError(f"{path}: neither format 1 (registry_sha256) nor {FORMAT} (stamp)")
-    converter = convert_quality if kind is QUALITY else convert_latency
+    converters = {QUALITY: convert_quality, LATENCY: convert_latency, MCP: convert_mcp}
+    converter = converters[kind]
     write_results(converter(document, restamp), path)
     read_results(kind, path, str(path))  # the converted file reads back
     return f"{path}: converted to format {FORMAT}" + (" (restamped)" if restamp else "")
@@ -193,7 +224,7 @@ def main() -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--restamp", action="store_true", help="stamp with today's ranking")
     args = parser.parse_args()
-    files = args.files or [RESULTS / QUALITY.name, RESULTS / LATENCY.name]
+    files = args.files or [RESULTS / kind.name for kind in (QUALITY, LATENCY, MCP)]
     status = 0
     for path in files:
         try:

@@ -10,7 +10,8 @@ each answer), the same searches through ``MemoryService`` in this process (no pr
 the transport adds is the difference), the query embedding alone (the rest of a search is the
 statement and its snippets), ``memory_remember`` (write, index and embed one new memory), and
 ``memsift search`` as a fresh process per query. ``--large`` adds a 50,000-file
-store. See benchmarks/README.md.
+store. The file is ``engine.results_schema.McpResults``, checked as it is written; the docs
+site shows it on its Measured page. See benchmarks/README.md.
 
 The stores are Markdown files from ``synthetic.write_markdown``, indexed by the real indexer
 (lexically), with a random unit vector per chunk stored under the real model's name: the
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -44,17 +46,31 @@ from engine.db import ensure_vector_table, open_index
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
 from engine.incremental import index_paths
 from engine.indexer import index_store, record_coverage
+from engine.results_schema import (
+    MCP,
+    AnswerBytes,
+    LoadWindow,
+    McpResults,
+    McpSettings,
+    McpStoreBuild,
+    ServerStart,
+    StoreMcp,
+    Target,
+    Timing,
+    write_results,
+)
 from engine.scope import ScopeSpec, build_scope
 from engine.service import MemoryService, SearchArgs
 from engine.store import open_store
-from engine.typed_json import dumps
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
-DEFAULT_OUT = HERE / "results" / "mcp.json"
+DEFAULT_OUT = HERE / "results" / MCP.name
 SEED = 20261101
 #: Targets from issue 11 (2-core machine): warm search through MCP, embedding included.
 WARM_P50_MS = {2000: 15.0, 50000: 60.0}
+#: Issue 11: a whole search answer stays under about 8 KB, so it fits an agent's tool output.
+ANSWER_MAX_BYTES = 8000
 
 
 # --------------------------------------------------------------------------- the store
@@ -78,7 +94,7 @@ def store_dir(cache: Path, files: int) -> Path:
     return cache / key
 
 
-def build_store(root: Path, files: int) -> dict[str, object]:
+def build_store(root: Path, files: int) -> dict[str, int | float]:
     """Markdown files, a real lexical index, random vectors under the real model's name."""
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
@@ -135,22 +151,32 @@ def server_parameters(root: Path) -> StdioServerParameters:
     )
 
 
-async def through_mcp(root: Path, texts: list[str], warmup: int, remembers: int) -> dict:
+@dataclass(frozen=True)
+class ThroughMcp:
+    """What one server run measured (the parts of a :class:`StoreMcp` that need the server)."""
+
+    server: ServerStart
+    search: Timing
+    answer_bytes: AnswerBytes
+    degraded_answers: int
+    remember: Timing | None
+
+
+async def through_mcp(root: Path, texts: list[str], warmup: int, remembers: int) -> ThroughMcp:
     """Start the server, wait until it is fresh, then time searches and remembers."""
-    out: dict[str, object] = {}
     t0 = time.perf_counter()
     async with Client(server_parameters(root), cache=None) as client:
-        out["handshake_s"] = round(time.perf_counter() - t0, 3)
+        handshake_s = round(time.perf_counter() - t0, 3)
         while True:
             status = (await client.call_tool("memory_status", {})).structured_content or {}
             fresh = (status.get("freshness") or {}).get("caught_up")
             if fresh and status.get("vector_coverage") == 1.0:
                 break
             await anyio.sleep(0.2)
-        out["ready_s"] = round(time.perf_counter() - t0, 3)
+        ready_s = round(time.perf_counter() - t0, 3)
         t = time.perf_counter()
         await client.call_tool("memory_search", {"query": texts[0], "limit": 10})
-        out["first_search_ms"] = round((time.perf_counter() - t) * 1000, 3)
+        first_search_ms = round((time.perf_counter() - t) * 1000, 3)
         for text in texts[1 : 1 + warmup]:
             await client.call_tool("memory_search", {"query": text, "limit": 10})
         seconds, sizes, degraded = [], [], 0
@@ -162,9 +188,7 @@ async def through_mcp(root: Path, texts: list[str], warmup: int, remembers: int)
                 raise RuntimeError(result.content[0].text)
             sizes.append(len(result.content[0].text.encode("utf-8")))
             degraded += bool((result.structured_content or {}).get("degraded"))
-        out["search"] = stats(seconds)
-        out["answer_bytes"] = {"p50": int(np.median(sizes)), "max": max(sizes)}
-        out["degraded_answers"] = degraded
+        search = timing(seconds)
         written, seconds = [], []
         for n in range(remembers):
             t = time.perf_counter()
@@ -180,9 +204,14 @@ async def through_mcp(root: Path, texts: list[str], warmup: int, remembers: int)
             if result.is_error:
                 raise RuntimeError(result.content[0].text)
             written.append(result.structured_content["path"])  # type: ignore[index]
-        out["remember"] = stats(seconds) if seconds else None
     remove_written(root, written)
-    return out
+    return ThroughMcp(
+        server=ServerStart(handshake_s, ready_s, first_search_ms),
+        search=search,
+        answer_bytes=AnswerBytes(p50=int(np.median(sizes)), max=max(sizes)),
+        degraded_answers=degraded,
+        remember=timing(seconds) if seconds else None,
+    )
 
 
 def remove_written(root: Path, keys: list[str]) -> None:
@@ -196,7 +225,12 @@ def remove_written(root: Path, keys: list[str]) -> None:
         folder.rmdir()
 
 
-def in_process(root: Path, texts: list[str], warmup: int) -> dict:
+def timing(seconds: list[float]) -> Timing:
+    """The shared percentiles (``timing.stats``) as the results file's :class:`Timing`."""
+    return Timing(**stats(seconds))
+
+
+def in_process(root: Path, texts: list[str], warmup: int) -> Timing:
     """The same searches through MemoryService in this process: no protocol, no pipes."""
     service = MemoryService(open_store(root))
     service.warm()
@@ -208,10 +242,10 @@ def in_process(root: Path, texts: list[str], warmup: int) -> dict:
         service.search(SearchArgs(text))
         seconds.append(time.perf_counter() - t)
     service.close()
-    return stats(seconds)
+    return timing(seconds)
 
 
-def embedding_alone(texts: list[str], warmup: int) -> dict:
+def embedding_alone(texts: list[str], warmup: int) -> Timing:
     """The query embedding on its own (the real model), to split a search's time."""
     from engine.embedder import default_embedder
 
@@ -223,10 +257,10 @@ def embedding_alone(texts: list[str], warmup: int) -> dict:
         t = time.perf_counter()
         embedder.embed([text])
         seconds.append(time.perf_counter() - t)
-    return stats(seconds)
+    return timing(seconds)
 
 
-def one_shot_cli(root: Path, texts: list[str], runs: int) -> dict:
+def one_shot_cli(root: Path, texts: list[str], runs: int) -> Timing:
     """`memsift search` as a new process per query, as an agent without a server pays."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     seconds = []
@@ -250,18 +284,21 @@ def one_shot_cli(root: Path, texts: list[str], runs: int) -> dict:
             check=False,
         )
         seconds.append(time.perf_counter() - t)
-    return stats(seconds)
+    return timing(seconds)
 
 
-def measure(args: argparse.Namespace, files: int) -> dict:
+def measure(args: argparse.Namespace, files: int) -> StoreMcp:
     root = store_dir(args.cache, files)
     marker = root / ".memsift" / "bench.json"
     if args.rebuild or not marker.exists():
         log(f"  building {files} files in {root}")
-        built = {**build_store(root, files), "cached": False}
+        built = build_store(root, files)
+        cached = False
     else:
-        built = {**json.loads(marker.read_text()), "cached": True}
+        built = json.loads(marker.read_text())
+        cached = True
     texts = query_texts(root, 1 + args.warmup + args.queries)
+    before = load_average()
     log(f"  {files} files: through MCP")
     mcp = anyio.run(through_mcp, root, texts, args.warmup, args.remembers)
     log(f"  {files} files: in process")
@@ -270,47 +307,53 @@ def measure(args: argparse.Namespace, files: int) -> dict:
     log(f"  {files} files: one-shot CLI")
     cli = one_shot_cli(root, texts, args.cli_runs)
     log(
-        f"    MCP search p50 {mcp['search']['p50_ms']} ms (in process "
-        f"{local['p50_ms']} ms; one-shot CLI {cli['p50_ms']} ms)"
+        f"    MCP search p50 {mcp.search.p50_ms} ms (in process "
+        f"{local.p50_ms} ms; one-shot CLI {cli.p50_ms} ms)"
     )
-    return {
-        "files": files,
-        "store": built,
-        "server": {k: mcp[k] for k in ("handshake_s", "ready_s", "first_search_ms")},
-        "search_mcp": mcp["search"],
-        "search_in_process": local,
-        "query_embedding_alone": embed,
-        "search_cli_one_shot": cli,
-        "remember_mcp": mcp["remember"],
-        "answer_bytes": mcp["answer_bytes"],
-        "degraded_answers": mcp["degraded_answers"],
-    }
+    return StoreMcp(
+        files=files,
+        store=McpStoreBuild(
+            files=int(built["files"]),
+            chunks=int(built["chunks"]),
+            build_s=float(built["build_s"]),
+            cached=cached,
+        ),
+        server=mcp.server,
+        search_mcp=mcp.search,
+        search_in_process=local,
+        query_embedding_alone=embed,
+        search_cli_one_shot=cli,
+        answer_bytes=mcp.answer_bytes,
+        degraded_answers=mcp.degraded_answers,
+        remember_mcp=mcp.remember,
+        targets=targets(files, mcp.search, mcp.answer_bytes),
+        load_average=LoadWindow(before=tuple(before), after=tuple(load_average())),
+    )
 
 
-def targets(report: dict) -> list[dict]:
+def targets(files: int, search: Timing, answers: AnswerBytes) -> tuple[Target, ...]:
+    """Issue 11's targets for a store of ``files`` memories: the warm search p50 where the
+    issue sets one for that size, and the largest answer at every size."""
     checks = []
-    for store in report["stores"]:
-        goal = WARM_P50_MS.get(store["files"])
-        if goal is not None:
-            p50 = store["search_mcp"]["p50_ms"]
-            checks.append(
-                {
-                    "name": f"warm MCP search p50 @ {store['files']} files",
-                    "target": f"<= {goal} ms",
-                    "measured": p50,
-                    "met": p50 <= goal,
-                }
-            )
-        biggest = store["answer_bytes"]["max"]
+    goal = WARM_P50_MS.get(files)
+    if goal is not None:
         checks.append(
-            {
-                "name": f"largest search answer @ {store['files']} files",
-                "target": "<= 8000 bytes",
-                "measured": biggest,
-                "met": biggest <= 8000,
-            }
+            Target(
+                name="warm MCP search p50",
+                target=f"<= {goal:g} ms",
+                measured=search.p50_ms,
+                met=search.p50_ms <= goal,
+            )
         )
-    return checks
+    checks.append(
+        Target(
+            name="largest search answer",
+            target=f"<= {ANSWER_MAX_BYTES} bytes",
+            measured=answers.max,
+            met=answers.max <= ANSWER_MAX_BYTES,
+        )
+    )
+    return tuple(checks)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,31 +376,33 @@ def main(argv: list[str] | None = None) -> int:
     if warning := busy_warning(busy):
         log(warning)
     args.cache.mkdir(parents=True, exist_ok=True)
-    report: dict = {
-        # The shared stamp (benchmark, format, made_at, ranking, git, machine) as plain JSON.
-        "stamp": json.loads(dumps(make_stamp("mcp"))),
-        "load_average_at_start": busy,
-        "settings": {
-            "seed": SEED,
-            "queries": args.queries,
-            "warmup": args.warmup,
-            "limit": 10,
-            "query_vector": "the server embeds each query with the real model (included)",
-            "stored_vectors": "random unit vectors under the real model's name",
-            "transport": "stdio, mcp SDK client (mcp.client.Client), one request at a time",
-        },
-        "stores": [measure(args, files) for files in sizes],
-    }
-    report["elapsed_s"] = round(time.perf_counter() - started, 1)
-    report["load_average_at_end"] = load_average()
-    report["targets"] = targets(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    for check in report["targets"]:
-        log(
-            f"  {'MET ' if check['met'] else 'MISS'}  {check['name']}: {check['measured']} "
-            f"({check['target']})"
-        )
+    stamp = make_stamp("mcp")
+    stores = tuple(measure(args, files) for files in sizes)
+    results = McpResults(
+        stamp=stamp,
+        load_average_at_start=tuple(busy),
+        settings=McpSettings(
+            seed=SEED,
+            queries=args.queries,
+            warmup=args.warmup,
+            limit=10,
+            query_vector="the server embeds each query with the real model (included)",
+            stored_vectors="random unit vectors under the real model's name",
+            transport="stdio, mcp SDK client (mcp.client.Client), one request at a time",
+            remembers=args.remembers,
+            cli_runs=args.cli_runs,
+        ),
+        stores=stores,
+        elapsed_s=round(time.perf_counter() - started, 1),
+        load_average_at_end=tuple(load_average()),
+    )
+    write_results(results, args.out)
+    for store in results.stores:
+        for check in store.targets:
+            log(
+                f"  {'MET ' if check.met else 'MISS'}  {check.name} @ {store.files} files: "
+                f"{check.measured:g} ({check.target})"
+            )
     log(f"wrote {args.out}")
     return 0
 

@@ -17,11 +17,13 @@ from arms_doc.render import when
 from engine.fingerprint import Ranking
 from engine.results_schema import (
     LATENCY,
+    MCP,
     METRICS,
     PAGE_FILES,
     QUALITY,
     LatencyResults,
     Machine,
+    McpResults,
     QualityResults,
     ResultsFile,
     Stamp,
@@ -66,6 +68,10 @@ class Results:
     @property
     def latency(self) -> LatencyResults | None:
         return self.results_of(LATENCY).results  # type: ignore[return-value]
+
+    @property
+    def mcp(self) -> McpResults | None:
+        return self.results_of(MCP).results  # type: ignore[return-value]
 
     @property
     def stale(self) -> list[Loaded]:
@@ -233,14 +239,19 @@ def measured_context(
     for file in files:
         if file["stamp"] is not None:
             machines.setdefault(str(file["machine"]), []).append(str(file["file"]))
-    latency = results.latency
+    latency, mcp = results.latency, results.mcp
     return {
         "folder": results.folder,
         "registry": registry,
         "files": files,
         "machines": [{"files": names, "machine": text} for text, names in machines.items()],
         "stale": [{"file": s.shown, "command": s.kind.command} for s in results.stale],
-        "commands": {"quality": QUALITY.command, "latency": LATENCY.command, "eval": EVAL_COMMAND},
+        "commands": {
+            "quality": QUALITY.command,
+            "latency": LATENCY.command,
+            "mcp": MCP.command,
+            "eval": EVAL_COMMAND,
+        },
         "metrics": [title for _, title in METRICS],
         "quality": results.quality,
         "arms": arm_order(registry_arms, results.quality),
@@ -248,4 +259,6 @@ def measured_context(
         "latency": latency,
         "stores": sorted(latency.stores, key=lambda s: (s.dim, s.files)) if latency else [],
         "latency_arms": latency_arms(latency, registry_arms),
+        "mcp": mcp,
+        "mcp_stores": sorted(mcp.stores, key=lambda s: s.files) if mcp else [],
     }

@@ -63,11 +63,11 @@ class ArmsDocConfig(base.Config):
     set: line numbers without links."""
 
     results = c.Type(str, default="benchmarks/results")
-    """Folder of the benchmark result files (``quality.json``, ``latency.json``), relative to
-    the folder of ``mkdocs.yml`` (or absolute). A missing folder or file is not an error: the
-    pages say that nothing was measured. A file stamped with another ranking than the registry
-    describes now (an arm's name, weight, needs or SQL, the fusion constant, the embedder; not
-    the prose) is stale: a warning, so ``--strict`` fails."""
+    """Folder of the benchmark result files (``quality.json``, ``latency.json``, ``mcp.json``),
+    relative to the folder of ``mkdocs.yml`` (or absolute). A missing folder or file is not an
+    error: the pages say that nothing was measured. A file stamped with another ranking than
+    the registry describes now (an arm's name, weight, needs or SQL, the fusion constant, the
+    embedder; not the prose) is stale: a warning, so ``--strict`` fails."""
 
     measured_page = c.Type(str, default="reference/measured.md")
     """Path of the generated Measured page inside the docs folder; list it in ``nav`` by this

@@ -1,14 +1,16 @@
 """The benchmark results files, defined once: the benchmarks write these, the docs read them.
 
 ``benchmarks/quality.py`` writes :class:`QualityResults` to ``quality.json``,
-``benchmarks/latency.py`` writes :class:`LatencyResults` to ``latency.json``, and
-``benchmarks/fusion_lab.py`` may write :class:`LabResults` to ``tuning.json`` (how the weights
-were chosen, which levers were tried, how the abstention floor was calibrated), which
-``quality.py`` merges into ``quality.json``. The docs plugin's Measured page reads them back
-with :func:`read_results`. The dataclasses are the whole schema: :mod:`engine.typed_json`
-turns them into JSON and back, checking every value against the type hints, so the writer
-cannot write what the reader refuses, and a file that does not fit fails with one line naming
-the file and the field.
+``benchmarks/latency.py`` writes :class:`LatencyResults` to ``latency.json`` and
+``benchmarks/mcp_latency.py`` writes :class:`McpResults` to ``mcp.json`` (what an agent waits
+for from ``memsift serve``); ``benchmarks/fusion_lab.py`` may write :class:`LabResults` to
+``tuning.json`` (how the weights were chosen, which levers were tried, how the abstention
+floor was calibrated), which ``quality.py`` merges into ``quality.json``. The docs plugin's
+Measured page reads them back with :func:`read_results`. The dataclasses are the whole schema:
+:mod:`engine.typed_json` turns them into JSON and back, checking every value against the type
+hints, so the writer cannot write what the reader refuses (:func:`write_results` reads its
+text back before it writes), and a file that does not fit fails with one line naming the file
+and the field.
 
 Every file starts with the same :class:`Stamp`: which benchmark, when, from which commit, on
 which machine, and the :class:`~engine.fingerprint.Ranking` it measured. The docs build
@@ -65,7 +67,7 @@ class Machine:
 class Stamp:
     """Where a results file comes from; the same fields in every file."""
 
-    #: Which benchmark wrote the file: "quality", "latency", "fusion_lab" (or "mcp").
+    #: Which benchmark wrote the file: "quality", "latency", "mcp" or "fusion_lab".
     benchmark: str
     format: int
     #: ISO 8601, UTC.
@@ -433,6 +435,109 @@ class LatencyResults:
     targets: tuple[Target, ...] = ()
 
 
+# --------------------------------------------------------------------------- mcp
+
+
+@dataclass(frozen=True)
+class McpStoreBuild:
+    """The synthetic store the server was started on: real Markdown files and a real index."""
+
+    files: int
+    chunks: int
+    build_s: float
+    #: True when the store was reused from the benchmark's cache (build_s is then the first
+    #: build's time).
+    cached: bool
+
+
+@dataclass(frozen=True)
+class ServerStart:
+    """How long an agent waits before ``memsift serve`` answers, and its first search."""
+
+    #: Spawn to the end of the MCP handshake.
+    handshake_s: float
+    #: Spawn to an index caught up with the files and at full vector coverage.
+    ready_s: float
+    first_search_ms: float
+
+
+@dataclass(frozen=True)
+class AnswerBytes:
+    """Sizes of the timed ``memory_search`` answers as the agent receives them (UTF-8)."""
+
+    p50: int
+    max: int
+
+
+@dataclass(frozen=True)
+class StoreMcp:
+    """One store size: the server's start, search through MCP beside in process, the query
+    embedding alone and the one-shot CLI, and ``memory_remember``."""
+
+    files: int
+    store: McpStoreBuild
+    server: ServerStart
+    #: ``memory_search`` through the SDK's client over stdio, warm, query embedding included.
+    search_mcp: Timing
+    #: The same searches through ``MemoryService`` in the benchmark's process: no protocol.
+    search_in_process: Timing
+    #: The real model embedding each query, nothing else.
+    query_embedding_alone: Timing
+    #: ``memsift search`` as a new process per query: what an agent without the server pays.
+    search_cli_one_shot: Timing
+    answer_bytes: AnswerBytes
+    #: Timed answers that said the search ran degraded (an arm could not run).
+    degraded_answers: int
+    #: Write, index and embed one new memory; None when the run remembered nothing.
+    remember_mcp: Timing | None = None
+    #: This store's targets (issue 11), each met or missed.
+    targets: tuple[Target, ...] = ()
+    #: Load averages before and after this store's measurements (None in files that predate it).
+    load_average: LoadWindow | None = None
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    seed: int
+    #: Timed searches per store, after ``warmup`` untimed ones.
+    queries: int
+    warmup: int
+    #: Hits asked for per search.
+    limit: int
+    #: Where the query vector comes from (the server embeds each query: included).
+    query_vector: str
+    #: What the store's chunk vectors are.
+    stored_vectors: str
+    #: How the benchmark talks to the server.
+    transport: str
+    #: Timed ``memory_remember`` calls and one-shot CLI searches asked for per store (None in
+    #: files that predate them; the timings' ``n`` says how many ran).
+    remembers: int | None = None
+    cli_runs: int | None = None
+
+
+@dataclass(frozen=True)
+class McpResults:
+    """``mcp.json``: search as an agent sees it through ``memsift serve``, per store size."""
+
+    stamp: Stamp
+    load_average_at_start: tuple[float, ...]
+    settings: McpSettings
+    stores: tuple[StoreMcp, ...]
+    elapsed_s: float
+    load_average_at_end: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        sizes = [store.files for store in self.stores]
+        if len(set(sizes)) != len(sizes):
+            raise ValueError(f"a store size is listed twice: {sizes}")
+
+    @property
+    def targets(self) -> tuple[Target, ...]:
+        """Every store's targets, in store order."""
+        return tuple(target for store in self.stores for target in store.targets)
+
+
 # --------------------------------------------------------------------------- the files
 
 
@@ -448,11 +553,12 @@ class ResultsFile(Generic[T]):
 
 QUALITY = ResultsFile("quality.json", "quality", "python benchmarks/quality.py", QualityResults)
 LATENCY = ResultsFile("latency.json", "latency", "python benchmarks/latency.py", LatencyResults)
+MCP = ResultsFile("mcp.json", "mcp", "python benchmarks/mcp_latency.py --large", McpResults)
 LAB = ResultsFile("tuning.json", "fusion_lab", "python benchmarks/fusion_lab.py", LabResults)
-#: The files the Measured page is made from, in the page's order. A new benchmark (e.g.
-#: benchmarks/mcp_latency.py writing mcp.json) joins with a dataclass for its file above, a
-#: ResultsFile here, and a section of the page (arms_doc/measured.py and its template).
-PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, LATENCY)
+#: The files the Measured page is made from, in the page's order. A new benchmark joins with a
+#: dataclass for its file above, a ResultsFile here, and a section of the page
+#: (arms_doc/measured.py and its template).
+PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, LATENCY, MCP)
 
 
 class ResultsError(Exception):
@@ -498,6 +604,20 @@ def read_results(kind: ResultsFile[T], path: Path, display: str) -> T:
 
 
 def write_results(results: object, path: Path) -> None:
-    """Write ``results`` as JSON (the folder is made when missing)."""
+    """Write ``results`` as JSON (the folder is made when missing), once the text has read back
+    as ``results``' own schema: a benchmark that built a value its file refuses (a string for a
+    count, a NaN) stops before it replaces a good file with one the docs build would refuse."""
+    try:
+        text = dumps(results)
+        load(type(results), json.loads(text))
+    except ShapeError as exc:
+        raise ResultsError(
+            f"{path}: {exc.pointer}: {exc.problem}; the benchmark built a value its results "
+            "schema refuses, so nothing was written"
+        ) from None
+    except ValueError as exc:  # json refuses NaN and infinity (allow_nan=False)
+        raise ResultsError(
+            f"{path}: a figure is not a finite number ({exc}); nothing was written"
+        ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(results), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")

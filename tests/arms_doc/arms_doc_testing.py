@@ -25,9 +25,10 @@ ENGINE_REGISTRY = REPO / "src" / "engine" / "arms.py"
 FIXTURES = Path(__file__).parent / "fixtures"
 SNAPSHOT_REGISTRY = FIXTURES / "registry_snapshot.py"
 #: Hand-made results files in the layout of engine.results_schema (quality.json with a lab
-#: record: tuning, levers, calibration).
+#: record: tuning, levers, calibration; mcp.json with its stores out of size order).
 QUALITY_FIXTURE = FIXTURES / "quality.json"
 LATENCY_FIXTURE = FIXTURES / "latency.json"
+MCP_FIXTURE = FIXTURES / "mcp.json"
 
 #: A minimal site: the default theme (fast), the plugin with its defaults, the page in nav.
 SITE_CONFIG = """\
@@ -47,7 +48,7 @@ def src(text: str) -> str:
 
 
 def fixture_document(name: str) -> dict[str, Any]:
-    """A fresh copy of the results fixture ``quality.json`` or ``latency.json``."""
+    """A fresh copy of the results fixture ``quality.json``, ``latency.json`` or ``mcp.json``."""
     return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
 
 

@@ -264,3 +264,110 @@ def render_page_with_buys(buys: dict) -> str:
     registry = read_registry(SNAPSHOT_REGISTRY)
     context = page_context(registry, assemble_statements(registry), None, None)
     return render_page({**context, "buys": buys})
+
+
+def test_the_mcp_section_has_a_table_per_store_size_smallest_first(page: str):
+    agents = page[page.index("## Agents: the MCP server\n") :]
+
+    assert [line for line in agents.splitlines() if line.startswith("### ")] == [
+        "### 2,000 memories",
+        "### 50,000 memories",
+    ]
+
+
+def test_warm_mcp_search_sits_beside_in_process_the_embedding_and_the_one_shot_cli(page: str):
+    store = section(page, "### 2,000 memories")
+
+    assert "| Warm search through MCP (`memory_search`) | **12.5** | 18.0 | 200 |" in store
+    assert "| The same search in process (`MemoryService`, no protocol) | 10.0 | 14.0 | 200 |" in (
+        store
+    )
+    assert "| Query embedding alone | 6.25 | 8.50 | 200 |" in store
+    assert "| One-shot CLI search (`memsift search`, a new process) | **1125** | 1300 | 10 |" in (
+        store
+    )
+    assert "| `memory_remember` (write, index, embed) | 20.0 | 30.0 | 20 |" in store
+    assert "The one-shot CLI takes **90.0×** as long as a warm search through the server" in store
+
+
+def test_the_mcp_section_shows_start_answer_size_and_the_stores_load(page: str):
+    store = section(page, "### 50,000 memories")
+
+    assert "handshake 1.50 s after it was spawned" in store
+    assert "at full vector coverage, after 9.25 s" in store
+    assert "Answers: 5,400 bytes at the median, 7,900 at most; 0 of 200 ran degraded." in store
+    assert "Load average before these measurements: 0.5, 0.3, 0.2; after: 1.2, 0.6, 0.3." in store
+
+
+def test_each_store_has_its_targets_met_or_missed(page: str):
+    assert "| warm MCP search p50 | &lt;= 15 ms | 12.5 | met |" in section(
+        page, "### 2,000 memories"
+    )
+    assert "| warm MCP search p50 | &lt;= 60 ms | 72.5 | **missed** |" in section(
+        page, "### 50,000 memories"
+    )
+    assert "3 of 4 targets met; each store's are under its table." in page
+
+
+def test_the_mcp_runs_load_average_is_shown_with_the_cores(page: str):
+    assert (
+        "Load average when the run started: 0.4, 0.3, 0.2, when it ended: 1.2, 0.6, 0.3 on 2 "
+        "CPUs. The whole run took 240 s." in page
+    )
+
+
+def test_a_busy_machine_is_said_to_inflate_the_mcp_times(tmp_path: Path):
+    document = fixture_document("mcp.json")
+    document["load_average_at_start"] = [4.35, 4.28, 4.96]
+
+    page = render_measured(measured_context(folder_with(tmp_path, "mcp.json", document), "r", ARMS))
+
+    assert "on 2 CPUs (over half the cores busy: the times are inflated)." in page
+
+
+def test_a_run_that_remembered_nothing_shows_dashes_for_remember(tmp_path: Path):
+    document = fixture_document("mcp.json")
+    for store in document["stores"]:
+        del store["remember_mcp"], store["load_average"]
+        store["targets"] = []
+
+    page = render_measured(measured_context(folder_with(tmp_path, "mcp.json", document), "r", ARMS))
+
+    assert "| `memory_remember` (write, index, embed) | – | – | – |" in page
+    assert "Load average before these measurements" not in page
+    assert "No targets are recorded for this store." in page
+
+
+def test_text_from_mcp_json_is_escaped(tmp_path: Path):
+    document = fixture_document("mcp.json")
+    document["stores"][0]["targets"][0]["name"] = "<script>x</script> | y"
+
+    page = render_measured(measured_context(folder_with(tmp_path, "mcp.json", document), "r", ARMS))
+
+    assert "<script>" not in page
+    assert "| &lt;script&gt;x&lt;/script&gt; \\| y |" in page
+
+
+def test_without_mcp_json_the_page_says_nothing_was_measured(tmp_path: Path):
+    page = render_measured(
+        measured_context(
+            folder_with(tmp_path, "quality.json", fixture_document("quality.json")), "r", ARMS
+        )
+    )
+
+    assert section(page, "## Agents: the MCP server").strip().splitlines()[-1] == (
+        "No MCP server results are recorded: `benchmarks/results/mcp.json` does not exist; run "
+        "`python benchmarks/mcp_latency.py --large` to make it."
+    )
+
+
+def test_a_stale_mcp_json_is_marked_on_the_page(tmp_path: Path):
+    document = fixture_document("mcp.json")
+    document["stamp"]["ranking"]["embedder_dim"] = 768
+
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "mcp.json", document), "src/engine/arms.py", ARMS)
+    )
+
+    assert "> **Stale:** `benchmarks/results/mcp.json` was measured with another ranking" in page
+    assert "`python benchmarks/mcp_latency.py --large` |" in page

@@ -41,6 +41,17 @@ def test_measured_page_is_built_from_the_results(site: Site):
     assert "<svg" not in html
 
 
+def test_the_mcp_servers_figures_are_built_into_the_page(site: Site):
+    site.write_result("mcp.json")
+
+    site.build()
+    html = site.page_html("reference/measured")
+
+    assert '<h2 id="agents-the-mcp-server">Agents: the MCP server</h2>' in html
+    assert '<h3 id="2000-memories">2,000 memories</h3>' in html
+    assert "<td>Warm search through MCP (<code>memory_search</code>)</td>" in html
+
+
 def buys_tables(markdown: str) -> dict[str, dict[str, list[float]]]:
     """Set name -> arm -> [nDCG@10 without it, what it buys, nDCG@10 alone], as printed."""
     tables: dict[str, dict[str, list[float]]] = {}
@@ -97,7 +108,12 @@ def test_missing_results_still_build_both_pages_with_a_note(site: Site, caplog):
         "measures it.",
     ]
     assert (site.root / "site" / "reference" / "measured" / "index.html").exists()
+    assert (
+        "No MCP server results are recorded: `benchmarks/results/mcp.json` does not exist; run "
+        "`python benchmarks/mcp_latency.py --large` to make it." in measured
+    )
     assert "benchmarks/results/latency.json does not exist" in caplog.text
+    assert "benchmarks/results/mcp.json does not exist" in caplog.text
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
 
 
@@ -122,6 +138,50 @@ def test_a_stale_results_file_fails_the_strict_build(site: Site, caplog):
         "src/engine/arms.py now describes (fusion constant k 21 -> 20)" in caplog.text
     )
     assert "refresh them with `python benchmarks/latency.py`" in caplog.text
+
+
+def test_a_stale_mcp_file_fails_the_strict_build(site: Site, caplog):
+    site.write_result("quality.json")
+    site.write_result("latency.json")
+    current = ranking_of(SNAPSHOT_REGISTRY)
+    site.write_result("mcp.json", ranking=replace(current, embedder_model="another-model"))
+
+    with caplog.at_level(logging.WARNING), pytest.raises(Abort, match="1 warnings in strict mode"):
+        site.build()
+
+    assert (
+        "arms-doc: benchmarks/results/mcp.json was measured with another ranking than "
+        "src/engine/arms.py now describes" in caplog.text
+    )
+    assert "refresh them with `python benchmarks/mcp_latency.py --large`" in caplog.text
+
+
+def test_an_sql_edit_makes_the_mcp_figures_stale_too(site: Site, caplog):
+    site.write_result("mcp.json")
+    site.build()
+    edit_registry(site, "ORDER BY moment DESC", "ORDER BY moment DESC ")
+
+    with caplog.at_level(logging.WARNING), pytest.raises(Abort, match="1 warnings in strict mode"):
+        site.build()
+
+    assert "benchmarks/results/mcp.json was measured with another ranking" in caplog.text
+    assert "(SQL of recency)" in caplog.text
+
+
+def test_an_mcp_file_of_the_first_layout_stops_the_build_with_the_fix(site: Site, caplog):
+    site.results.mkdir(parents=True)
+    (site.results / "mcp.json").write_text(
+        '{"benchmark": "mcp", "format": 1, "registry_sha256": "00"}', encoding="utf-8"
+    )
+
+    with pytest.raises(Abort, match="BuildError"):
+        site.build()
+
+    assert (
+        "arms-doc: benchmarks/results/mcp.json: written in the layout before format 2"
+        in caplog.text
+    )
+    assert "python benchmarks/convert_results.py" in caplog.text
 
 
 def edit_registry(site: Site, old: str, new: str) -> None:

@@ -43,6 +43,7 @@ def test_site_has_the_measured_page(site: Path):
     assert '<h1 id="measured">Measured<a class="headerlink"' in html
     assert '<h2 id="quality">Quality<a class="headerlink"' in html
     assert '<h2 id="latency">Latency<a class="headerlink"' in html
+    assert '<h2 id="agents-the-mcp-server">Agents: the MCP server<a class="headerlink"' in html
 
 
 def test_site_has_the_generated_cli_reference(site: Path):

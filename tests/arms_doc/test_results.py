@@ -36,10 +36,11 @@ def write(folder: Path, name: str, document: dict[str, Any] | str) -> Path:
 def test_missing_files_are_listed_not_raised(tmp_path: Path):
     results = load_results(tmp_path / "nowhere", display="bench/results", current=CURRENT)
 
-    assert results.quality is None and results.latency is None
+    assert results.quality is None and results.latency is None and results.mcp is None
     assert [loaded.shown for loaded in results.missing] == [
         "bench/results/quality.json",
         "bench/results/latency.json",
+        "bench/results/mcp.json",
     ]
     assert results.stale == []
 
@@ -58,6 +59,7 @@ def test_the_fixtures_load_with_every_block_of_the_quality_file():
     ]
     assert quality.lab.tuning and quality.lab.levers and quality.lab.calibration
     assert results.latency is not None and len(results.latency.stores) == 4
+    assert results.mcp is not None and [s.files for s in results.mcp.stores] == [50000, 2000]
 
 
 def test_a_file_measured_with_the_current_ranking_is_not_stale():
@@ -73,6 +75,36 @@ def test_a_file_measured_with_another_ranking_is_stale_and_says_what_changed(tmp
 
     assert stale.shown == "r/latency.json"
     assert stale.changes == ("weight of recency 0.9 -> 0.5",)
+
+
+def test_an_mcp_file_measured_with_another_ranking_is_stale_and_names_its_command(
+    tmp_path: Path,
+):
+    document = fixture_document("mcp.json")
+    document["stamp"]["ranking"]["arms"][1]["sql_sha256"] = "0" * 64
+    write(tmp_path, "mcp.json", document)
+
+    (stale,) = load_results(tmp_path, display="r", current=CURRENT).stale
+
+    assert stale.changes == ("SQL of vector",)
+    assert stale_message(stale, "src/engine/arms.py") == (
+        "r/mcp.json was measured with another ranking than src/engine/arms.py now describes "
+        "(SQL of vector), so its figures may no longer hold; refresh them with "
+        "`python benchmarks/mcp_latency.py --large` and commit the new file"
+    )
+
+
+def test_a_malformed_mcp_file_stops_with_the_file_and_the_field(tmp_path: Path):
+    document = fixture_document("mcp.json")
+    document["stores"][0]["search_cli_one_shot"]["n"] = -0.5
+    write(tmp_path, "mcp.json", document)
+
+    with pytest.raises(
+        ResultsError,
+        match=r"^r/mcp\.json: /stores/0/search_cli_one_shot/n: expected a whole number, found "
+        r"-0\.5; the file is written by `python benchmarks/mcp_latency\.py --large`",
+    ):
+        load_results(tmp_path, display="r", current=CURRENT)
 
 
 def test_the_stale_message_names_file_registry_change_and_the_command(tmp_path: Path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,14 +15,25 @@ from engine.results_schema import (
     FORMAT,
     LAB,
     LATENCY,
+    MCP,
     METRICS,
+    PAGE_FILES,
     QUALITY,
+    AnswerBytes,
     ArmAblation,
+    LoadWindow,
+    McpResults,
+    McpSettings,
+    McpStoreBuild,
     Metrics,
     QualityResults,
     QualitySet,
     ResultsError,
+    ServerStart,
     Stamp,
+    StoreMcp,
+    Target,
+    Timing,
     read_results,
     write_results,
 )
@@ -86,7 +98,7 @@ def test_a_wrong_field_is_named_with_the_file_and_the_command_that_rewrites_it(t
     message = refusal(written(tmp_path, document))
 
     assert message == (
-        'benchmarks/results/quality.json: /sets/0/ablation/1/without/ndcg@10: expected a '
+        "benchmarks/results/quality.json: /sets/0/ablation/1/without/ndcg@10: expected a "
         'number, found "0.52"; the file is written by `python benchmarks/quality.py`: run it '
         "again to rewrite it"
     )
@@ -152,3 +164,151 @@ def test_the_fusion_labs_record_has_its_own_file_and_command(tmp_path: Path):
 
     assert "tuning.json: /levers: missing 'baseline_ndcg@10'" in message
     assert "python benchmarks/fusion_lab.py" in message
+
+
+def mcp_store(files: int, p50_ms: float = 12.5) -> StoreMcp:
+    timing = Timing(n=20, p50_ms=p50_ms, p95_ms=2 * p50_ms)
+    return StoreMcp(
+        files=files,
+        store=McpStoreBuild(files=files, chunks=3 * files // 2, build_s=1.5, cached=True),
+        server=ServerStart(handshake_s=1.25, ready_s=2.5, first_search_ms=90.0),
+        search_mcp=timing,
+        search_in_process=Timing(n=20, p50_ms=10.0, p95_ms=14.0),
+        query_embedding_alone=Timing(n=20, p50_ms=6.0, p95_ms=8.0),
+        search_cli_one_shot=Timing(n=2, p50_ms=1100.0, p95_ms=1300.0),
+        answer_bytes=AnswerBytes(p50=5000, max=5600),
+        degraded_answers=0,
+        remember_mcp=Timing(n=3, p50_ms=20.0, p95_ms=25.0),
+        targets=(Target("warm MCP search p50", "<= 15 ms", p50_ms, p50_ms <= 15),),
+        load_average=LoadWindow(before=(0.5, 0.4, 0.3), after=(0.75, 0.5, 0.25)),
+    )
+
+
+def mcp(*stores: StoreMcp) -> McpResults:
+    return McpResults(
+        stamp=Stamp("mcp", FORMAT, "2026-06-01T09:30:00+00:00", ranking(ARMS)),
+        load_average_at_start=(0.5, 0.4, 0.3),
+        settings=McpSettings(
+            seed=1,
+            queries=20,
+            warmup=5,
+            limit=10,
+            query_vector="embedded by the server",
+            stored_vectors="random",
+            transport="stdio",
+            remembers=3,
+            cli_runs=2,
+        ),
+        stores=stores or (mcp_store(2000), mcp_store(50000, p50_ms=70.0)),
+        elapsed_s=30.0,
+        load_average_at_end=(0.75, 0.5, 0.25),
+    )
+
+
+def test_the_measured_page_reads_the_mcp_servers_file():
+    assert MCP in PAGE_FILES
+    assert (MCP.name, MCP.benchmark, MCP.schema) == ("mcp.json", "mcp", McpResults)
+
+
+def test_what_the_mcp_benchmark_writes_reads_back_equal(tmp_path: Path):
+    results = mcp()
+    write_results(results, tmp_path / "mcp.json")
+
+    assert read_results(MCP, tmp_path / "mcp.json", "m") == results
+
+
+def test_a_run_that_remembered_nothing_reads_back_without_a_remember_timing(tmp_path: Path):
+    results = mcp(replace(mcp_store(2000), remember_mcp=None, load_average=None))
+    write_results(results, tmp_path / "mcp.json")
+
+    assert "remember_mcp" not in json.loads((tmp_path / "mcp.json").read_text())["stores"][0]
+    assert read_results(MCP, tmp_path / "mcp.json", "m") == results
+
+
+def test_the_runs_targets_are_every_stores_in_store_order():
+    assert [(t.measured, t.met) for t in mcp().targets] == [(12.5, True), (70.0, False)]
+
+
+def test_a_wrong_field_of_mcp_json_is_named_with_the_command_that_rewrites_it(tmp_path: Path):
+    document = dump(mcp())
+    document["stores"][1]["search_mcp"]["p50_ms"] = "fast"
+
+    message = refusal(written(tmp_path, document, "mcp.json"), MCP)
+
+    assert message == (
+        "benchmarks/results/mcp.json: /stores/1/search_mcp/p50_ms: expected a number, found "
+        '"fast"; the file is written by `python benchmarks/mcp_latency.py --large`: run it '
+        "again to rewrite it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "problem"),
+    [
+        (
+            ("stores", 0, "answer_bytes", "max"),
+            5600.5,
+            "/stores/0/answer_bytes/max: expected a whole number, found 5600.5",
+        ),
+        (("stores", 0, "server"), [1, 2, 3], "/stores/0/server: expected an object, found a list"),
+        (
+            ("stores", 0, "targets", 0, "met"),
+            "yes",
+            '/stores/0/targets/0/met: expected true or false, found "yes"',
+        ),
+        (("stores", 0, "shell"), "rm -rf /", "/stores/0: unknown field 'shell'"),
+        (("settings",), None, "/settings: expected an object, found null"),
+    ],
+)
+def test_a_hostile_mcp_json_fails_in_one_line_naming_the_field(
+    tmp_path: Path, where: tuple, value: object, problem: str
+):
+    document = dump(mcp())
+    target = document
+    for step in where[:-1]:
+        target = target[step]
+    target[where[-1]] = value
+
+    message = refusal(written(tmp_path, document, "mcp.json"), MCP)
+
+    assert message.startswith(f"benchmarks/results/mcp.json: {problem}")
+    assert "\n" not in message
+
+
+def test_an_mcp_json_that_lists_a_store_size_twice_is_refused(tmp_path: Path):
+    document = dump(mcp(mcp_store(2000), mcp_store(50000)))
+    document["stores"][1]["files"] = 2000
+
+    assert "mcp.json: /: a store size is listed twice: [2000, 2000]" in refusal(
+        written(tmp_path, document, "mcp.json"), MCP
+    )
+
+
+def test_an_mcp_json_of_the_first_layout_says_how_to_convert_it(tmp_path: Path):
+    path = written(tmp_path, {"benchmark": "mcp", "registry_sha256": "0" * 64}, "mcp.json")
+
+    assert "python benchmarks/convert_results.py" in refusal(path, MCP)
+
+
+def test_a_value_its_schema_refuses_is_not_written(tmp_path: Path):
+    path = tmp_path / "mcp.json"
+    path.write_text("the good file", encoding="utf-8")
+    broken = replace(mcp_store(2000), degraded_answers="none")  # type: ignore[arg-type]
+
+    with pytest.raises(ResultsError) as caught:
+        write_results(mcp(broken), path)
+
+    assert str(caught.value) == (
+        f'{path}: /stores/0/degraded_answers: expected a whole number, found "none"; the '
+        "benchmark built a value its results schema refuses, so nothing was written"
+    )
+    assert path.read_text(encoding="utf-8") == "the good file"
+
+
+def test_a_figure_that_is_not_finite_is_not_written(tmp_path: Path):
+    broken = replace(mcp_store(2000), search_mcp=Timing(n=0, p50_ms=float("nan"), p95_ms=0.0))
+
+    with pytest.raises(ResultsError, match="a figure is not a finite number"):
+        write_results(mcp(broken), tmp_path / "mcp.json")
+
+    assert not (tmp_path / "mcp.json").exists()
