@@ -169,7 +169,8 @@ vector from the configured model.
 """,
         sql="""
 WITH knn AS MATERIALIZED (
-    SELECT chunk_id, distance FROM nearest_chunks(?4, 4 * ?2)
+    SELECT j.value ->> 0 AS chunk_id, j.value ->> 1 AS distance
+    FROM json_each(nearest_chunks(?4, 4 * ?2)) AS j
 ),
 near AS MATERIALIZED (
     SELECT f.path AS path, min(knn.distance) AS distance

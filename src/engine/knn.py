@@ -1,11 +1,12 @@
-"""Exact nearest chunks by cosine distance, as a table the vector arm's SQL selects from.
+"""Exact nearest chunks by cosine distance, as a function the vector arm's SQL selects from.
 
-``SELECT chunk_id, distance FROM nearest_chunks(?4, 400)`` returns the 400 chunks of the index
-nearest the query vector, nearest first, with the same distance sqlite-vec reports (one minus
-the cosine similarity). It replaces sqlite-vec's ``vec0`` k-NN in the vector arm because that
-scan selects its top ``k`` in time proportional to ``k`` for every block of vectors: at 75,000
-chunks and ``k = 400`` it took 120-320 ms on this project's 2-core machine, while a matrix
-product and a partial sort over the same vectors take about 20 ms. The answer is the same set,
+``nearest_chunks(?4, 400)`` returns the 400 chunks of the index nearest the query vector,
+nearest first (a JSON array of ``[chunk_id, distance]``, expanded by ``json_each``), with the
+same distance sqlite-vec reports (one minus the cosine similarity). It replaces sqlite-vec's
+``vec0`` k-NN in the vector arm because that scan selects its top ``k`` in time proportional
+to ``k`` for every block of vectors: at 75,000 chunks and ``k = 400`` it took 120-320 ms on
+this project's 2-core machine, while a matrix product and a partial sort over the same vectors
+take about 20 ms. The answer is the same set,
 exactly: every vector is compared, nothing is approximate.
 
 The vectors are read once per process into one normalised float32 matrix per index and
@@ -19,12 +20,11 @@ every search: slower, never stale. The matrix costs 4 bytes per dimension per ch
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import apsw
-import apsw.ext
 import numpy as np
 
 TABLE = "nearest_chunks"
@@ -51,14 +51,18 @@ _lock = threading.Lock()
 
 
 def register(conn: apsw.Connection) -> None:
-    """Make ``nearest_chunks(query, k)`` available on ``conn``."""
+    """Make ``nearest_chunks(query, k)`` available on ``conn``.
 
-    def nearest_chunks(query: bytes, k: int) -> Iterator[tuple[int, float]]:
-        yield from nearest(conn, query, k)
+    It is a scalar function returning the rows as one JSON array of ``[chunk_id, distance]``
+    pairs, which the statement expands with ``json_each``: a table-valued function written in
+    Python hands SQLite one row per callback, and at 400 rows those callbacks cost more than
+    the matrix product (3 ms against 0.5 ms at 2,000 notes).
+    """
 
-    nearest_chunks.columns = ("chunk_id", "distance")  # type: ignore[attr-defined]
-    nearest_chunks.column_access = apsw.ext.VTColumnAccess.By_Index  # type: ignore[attr-defined]
-    apsw.ext.make_virtual_module(conn, TABLE, nearest_chunks)
+    def nearest_chunks(query: object, k: object) -> str:
+        return json.dumps(nearest(conn, query, k))  # type: ignore[arg-type]
+
+    conn.create_scalar_function(TABLE, nearest_chunks, 2)
 
 
 def nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, float]]:

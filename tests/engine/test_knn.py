@@ -31,7 +31,7 @@ def vec0_nearest(conn: apsw.Connection, query: bytes, k: int) -> list[int]:
 
 def table_nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, float]]:
     return conn.execute(
-        "SELECT chunk_id, distance FROM nearest_chunks(?, ?)", (query, k)
+        "SELECT j.value ->> 0, j.value ->> 1 FROM json_each(nearest_chunks(?, ?)) AS j", (query, k)
     ).fetchall()
 
 
