@@ -39,6 +39,7 @@ from synthetic import (
 )
 from timing import busy_warning, load_average, log, stats
 
+from engine.arms import ARMS as REGISTRY
 from engine.db import open_index
 from engine.results_schema import LatencyResults, write_results
 from engine.scope import ScopeSpec, build_scope
@@ -50,7 +51,10 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "latency.json"
 SEED = 20260601
 K = 40
-ARMS = ("fts", "vector", "recency", "salience")
+#: What a synthetic search supplies: words, a query vector and a state plane (its queries name
+#: no date). The arms timed are the registry's arms that these inputs let run.
+SUPPLIED = frozenset({"query_terms", "query_vector", "state_plane"})
+ARMS = tuple(arm.name for arm in REGISTRY if set(arm.needs) <= SUPPLIED)
 
 #: Targets from issue 5 (2-core machine).
 FUSED_P50_MS = {2000: 5.0, 50000: 50.0}
