@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import psycopg
 import pytest
-from conftest import HashEmbedder
 from test_pg_backend import MEMORIES
 
+from conftest import HashEmbedder
 from engine.incremental import fill_missing, index_paths, indexed_under
 from engine.indexer import index_store
 from engine.search import search
