@@ -23,10 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engine import indexdb
-from engine.db import open_index
 from engine.embedder import make_embedder
-from engine.incremental import fill_missing, index_paths, memory_key
+from engine.incremental import fill_missing, index_paths, indexed_under, memory_key
 from engine.indexer import IndexReport, index_store
 from engine.store import Store
 
@@ -181,14 +179,7 @@ class Freshness:
                             keys.add(key)
             elif not full.exists():
                 gone.append(folder)
-        if gone and self.store.index_path.exists():
-            conn = open_index(self.store.index_path)
-            try:
-                for folder in gone:
-                    keys.update(indexdb.paths_under(conn, f"{folder}/"))
-            finally:
-                conn.close()
-        return keys
+        return keys | indexed_under(self.store, gone)
 
     def _index_loop(self) -> None:
         if self.watch:  # see the module docstring: watch first, then scan

@@ -103,27 +103,20 @@ def index_paths(
     the files written get their vectors before this returns (when the index's vectors are of the
     same model; otherwise they are left to a full run, which switches models cleanly).
     """
-    wanted = sorted({k for k in keys if memory_key(store, store.root / k) == k})
+    wanted = wanted_keys(store, keys)
     report = IndexReport()
     if not wanted:
         return report
-    if database_target(store.config()) is not None:
-        # A team store: an ordinary run in its database, which finds these files changed (and
-        # costs a stat for each file that is not); no SQLite index is made beside it.
-        from engine.indexer import index_store
+    if (target := database_target(store.config())) is not None:
+        # A team store: the same steps on its database's rows (engine.pg.incremental).
+        from engine.pg.incremental import index_keys
 
-        return index_store(store, embed=embedder is not None, embedder=embedder)
+        return index_keys(store, target, wanted, embedder, report)
     max_bytes = store.config().max_file_bytes
     conn = open_for_writing(store)
     try:
         known = indexdb.known_files(conn, wanted)
-        candidates = []
-        for key in wanted:
-            full = store.root / key
-            problem = path_problem(store, key)
-            if problem is None and not os.path.lexists(full):
-                continue  # gone: its row (if any) is removed below
-            candidates.append(Candidate(key, full, problem))
+        candidates = key_candidates(store, wanted)
         seen: set[str] = set()
         touched: list[tuple[int, str, str]] = []
         changed = scan(candidates, max_bytes, known, seen, report, touched)
@@ -150,6 +143,44 @@ def index_paths(
     finally:
         conn.close()
     return report
+
+
+def wanted_keys(store: Store, keys: Iterable[str]) -> list[str]:
+    """``keys`` that can name a memory of ``store``, sorted, without duplicates."""
+    return sorted({k for k in keys if memory_key(store, store.root / k) == k})
+
+
+def key_candidates(store: Store, wanted: list[str]) -> list[Candidate]:
+    """What the scan should look at for ``wanted``: each key whose file exists (or is there
+    but unusable, with the reason); a key whose file is gone is left out, so its row, if any,
+    counts as removed."""
+    candidates = []
+    for key in wanted:
+        full = store.root / key
+        problem = path_problem(store, key)
+        if problem is None and not os.path.lexists(full):
+            continue
+        candidates.append(Candidate(key, full, problem))
+    return candidates
+
+
+def indexed_under(store: Store, folders: Iterable[str]) -> set[str]:
+    """The indexed keys inside ``folders`` (store-relative folder names): what a folder that
+    went away stood for, on either backend. Empty before the first index run."""
+    prefixes = [f"{folder}/" for folder in folders]
+    if not prefixes:
+        return set()
+    if (target := database_target(store.config())) is not None:
+        from engine.pg.incremental import paths_under
+
+        return paths_under(target, prefixes)
+    if not store.index_path.exists():
+        return set()
+    conn = open_index(store.index_path)
+    try:
+        return {key for prefix in prefixes for key in indexdb.paths_under(conn, prefix)}
+    finally:
+        conn.close()
 
 
 def open_for_writing(store: Store) -> apsw.Connection:
@@ -230,6 +261,10 @@ def fill_missing(
     """Embed every chunk of the index that lacks a vector, a small batch at a time, recording
     coverage as it rises. Returns how many were embedded, or None when the index holds another
     model's vectors (the caller then runs a full index, which switches models cleanly)."""
+    if (target := database_target(store.config())) is not None:
+        from engine.pg.incremental import fill_missing as fill_database
+
+        return fill_database(target, embedder, stop=stop, progress=progress)
     if not store.index_path.exists():
         return 0
     conn = open_index(store.index_path)

@@ -23,6 +23,7 @@ from engine.embedder import make_embedder
 from engine.freshness import Freshness
 from engine.indexdb import indexed_content_hash
 from engine.memory import Skip, parse_memory
+from engine.pg.target import database_target
 from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
 from engine.status import store_status
@@ -235,6 +236,10 @@ class MemoryService:
 
 def content_hash_of(store: Store, key: str) -> str | None:
     """The indexed content hash of ``key`` (lets the state row follow a later rename)."""
+    if (target := database_target(store.config())) is not None:  # a team store
+        from engine.pg.incremental import indexed_content_hash as database_content_hash
+
+        return database_content_hash(target, key)
     return indexed_content_hash(store.index_path, key)
 
 

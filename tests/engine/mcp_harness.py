@@ -22,19 +22,22 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 CALL_TIMEOUT_S = 120
 
 
-def server_parameters(store: Path, *extra: str) -> StdioServerParameters:
+def server_parameters(
+    store: Path, *extra: str, env: dict[str, str] | None = None
+) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-c", "from engine.cli import main; main()", "--store", str(store), "serve", *extra],
-        env={"PYTHONPATH": str(SRC), "PATH": os.environ.get("PATH", "")},
+        env={"PYTHONPATH": str(SRC), "PATH": os.environ.get("PATH", ""), **(env or {})},
     )
 
 
 class ServerSession:
-    """One server process and one connected client; ``close()`` ends both."""
+    """One server process and one connected client; ``close()`` ends both. ``env`` adds
+    variables to the server's (small) environment, e.g. a team store's database URL."""
 
-    def __init__(self, store: Path, *extra: str) -> None:
-        self._params = server_parameters(store, *extra)
+    def __init__(self, store: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        self._params = server_parameters(store, *extra, env=env)
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._failure: BaseException | None = None

@@ -37,13 +37,35 @@ def write_meta(conn: PgConnection, key: str, value: object) -> None:
     )
 
 
-def known_files(conn: PgConnection) -> dict[str, KnownFile]:
+def known_files(conn: PgConnection, paths: list[str] | None = None) -> dict[str, KnownFile]:
+    """path -> what the index holds of it (of every file, or of ``paths`` only)."""
+    sql = "SELECT path, id, content_hash, size, mtime_ns FROM files"
+    if paths is not None:
+        sql += " WHERE path = ANY(%s)"
     return {
         path: KnownFile(file_id, content_hash, size, mtime_ns)
         for path, file_id, content_hash, size, mtime_ns in conn.run(
-            "SELECT path, id, content_hash, size, mtime_ns FROM files"
+            sql, None if paths is None else (paths,)
         )
     }
+
+
+def paths_under(conn: PgConnection, prefixes: list[str]) -> set[str]:
+    """Indexed paths starting with any of ``prefixes`` (folder keys ending in "/"), matched
+    literally (no LIKE, so ``%`` and ``_`` in a folder name match only themselves)."""
+    return {
+        path
+        for (path,) in conn.run(
+            "SELECT f.path FROM files AS f, unnest(CAST(%s AS text[])) AS p "
+            "WHERE starts_with(f.path, p)",
+            (prefixes,),
+        )
+    }
+
+
+def content_hash_of(conn: PgConnection, path: str) -> str | None:
+    row = conn.run("SELECT content_hash FROM files WHERE path = %s", (path,)).fetchone()
+    return row[0] if row else None
 
 
 def indexed_paths(conn: PgConnection) -> set[str]:
@@ -142,16 +164,35 @@ def drop_unused_vectors(conn: PgConnection) -> None:
     )
 
 
-def chunks_without_vectors(conn: PgConnection) -> list[tuple[str, str, str]]:
-    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet."""
+def chunks_without_vectors(
+    conn: PgConnection, paths: list[str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet (of
+    every file, or of the files ``paths`` only)."""
+    where = "" if paths is None else "AND f.path = ANY(%s)"
     return conn.run(
-        """
+        f"""
         SELECT DISTINCT ON (c.hash) c.hash, f.title, c.text
         FROM chunks AS c JOIN files AS f ON f.id = c.file_id
-        WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash)
+        WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash) {where}
         ORDER BY c.hash, c.id
-        """
+        """,
+        None if paths is None else (paths,),
     ).fetchall()
+
+
+def claim_model(conn: PgConnection, model: str, dim: int) -> bool:
+    """Whether vectors of ``model`` (``dim`` wide) may be added now, without mixing models;
+    records the model when the index has none yet. Call inside the transaction that adds them:
+    the ``model`` row is locked (shared) until it ends, so a full run switching models (which
+    rewrites that row as it drops the old vectors) waits for it or is seen to have switched.
+    Constant time, unlike checking every stored vector."""
+    row = conn.run("SELECT value FROM meta WHERE key = 'model' FOR SHARE").fetchone()
+    if row is None:
+        write_meta(conn, "model", model)
+        write_meta(conn, "dim", dim)
+        return True
+    return row[0] == model and read_meta(conn, "dim") == str(dim)
 
 
 def add_vectors(

@@ -116,19 +116,40 @@ def fill_vectors(conn: PgConnection, embedder: Embedder, progress: Progress | No
     missing = indexdb.chunks_without_vectors(conn)
     done = 0
     for start in range(0, len(missing), EMBED_BATCH):
-        batch = missing[start : start + EMBED_BATCH]
-        vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
-        with conn:
-            indexdb.add_vectors(
-                conn,
-                embedder.name,
-                embedder.dim,
-                [
-                    (digest, to_blob(vector))
-                    for (digest, _, _), vector in zip(batch, vectors, strict=True)
-                ],
-            )
-        done += len(batch)
+        done += store_vectors(conn, embedder, missing[start : start + EMBED_BATCH])
         if progress:
             progress("embed", done, len(missing))
     return done
+
+
+class ModelChanged(Exception):
+    """The index's vectors became another model's; a full run switches models cleanly."""
+
+
+def store_vectors(
+    conn: PgConnection,
+    embedder: Embedder,
+    batch: list[tuple[str, str, str]],
+    *,
+    claim: bool = False,
+) -> int:
+    """Embed (hash, title, text) chunks as the SQLite indexer does (title and text together,
+    :func:`engine.indexer.embed_text`) and store them in one transaction; return how many.
+
+    ``claim``: a writer outside the run lock first checks, in that transaction, that the index
+    is still of ``embedder``'s model (:func:`engine.pg.indexdb.claim_model`), and raises
+    :class:`ModelChanged` (storing nothing) when it is not."""
+    vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
+    with conn:
+        if claim and not indexdb.claim_model(conn, embedder.name, embedder.dim):
+            raise ModelChanged(embedder.name)
+        indexdb.add_vectors(
+            conn,
+            embedder.name,
+            embedder.dim,
+            [
+                (digest, to_blob(vector))
+                for (digest, _, _), vector in zip(batch, vectors, strict=True)
+            ],
+        )
+    return len(batch)

@@ -1,0 +1,188 @@
+"""Index a few named files of a team store now, and fill its missing vectors behind.
+
+The PostgreSQL side of :mod:`engine.incremental`, which decides which keys to look at and hands
+them here: the same scan, the same rows and the same vectors as a full run
+(:mod:`engine.pg.indexer`), for exactly the files a watcher saw change or an agent just wrote.
+Like the SQLite path it takes no run lock (a full run may hold the advisory lock for minutes,
+and a remember must not wait for it): each write is one short transaction, and a full run
+going on elsewhere upserts the same rows to the same values. It leaves the index's "complete"
+mark alone, since it has not looked at the rest of the store.
+
+Vectors are added only while the index is of the same model (:func:`engine.pg.indexdb.
+claim_model`, checked in the transaction that adds them); otherwise the caller leaves the
+switch to a full run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+
+from engine.embedder import Embedder
+from engine.incremental import COVERAGE_EVERY_S, FILL_BATCH, key_candidates
+from engine.indexer import (
+    WRITE_BATCH,
+    IndexReport,
+    batched,
+    file_row,
+    scan,
+    skipped_fingerprint,
+)
+from engine.pg import indexdb
+from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
+from engine.pg.indexer import ModelChanged, index_to_database, store_vectors
+from engine.pg.schema import has_index
+from engine.pg.state import follow_content
+from engine.pg.target import DatabaseTarget
+from engine.store import Store
+
+
+def index_keys(
+    store: Store,
+    target: DatabaseTarget,
+    wanted: list[str],
+    embedder: Embedder | None,
+    report: IndexReport,
+) -> IndexReport:
+    """Bring the rows of ``wanted`` in step with their files (see
+    :func:`engine.incremental.index_paths`); a store with no index yet gets a full first run,
+    which makes its schema."""
+    conn = connect(target, vectors=False)
+    try:
+        with guarded(target):
+            if not has_index(conn):
+                conn.close()
+                return index_to_database(
+                    store, target, store.config().max_file_bytes, embedder, None, report
+                )
+            register_vectors(conn.raw, target)
+            write_keys(conn, store, wanted, report)
+            if embedder is not None and report.indexed:
+                report.embedded = embed_keys(conn, embedder, report.indexed)
+            if report.indexed or report.removed or report.embedded:
+                with conn:  # of the index's model: a claim refused leaves it as it was
+                    indexdb.record_coverage(conn, indexdb.read_meta(conn, "model"), None)
+    finally:
+        conn.close()
+    return report
+
+
+def write_keys(conn: PgConnection, store: Store, wanted: list[str], report: IndexReport) -> None:
+    known = indexdb.known_files(conn, wanted)
+    seen: set[str] = set()
+    touched: list[tuple[int, str, str]] = []
+    changed = scan(
+        key_candidates(store, wanted), store.config().max_file_bytes, known, seen, report, touched
+    )
+    for batch in batched(changed, WRITE_BATCH):
+        with conn:
+            for item in batch:
+                indexdb.write_file(conn, file_row(item))
+        report.indexed.extend(p.key for p in batch)
+    gone = sorted(set(known) - seen)
+    if not (report.indexed or touched or gone or report.skipped):
+        return  # nothing changed: nothing written
+    with conn:
+        if touched:
+            indexdb.touch_files(conn, touched)
+        if gone:
+            indexdb.delete_files(conn, gone)
+        marks = json.loads(indexdb.read_meta(conn, "skipped") or "{}")
+        for key in wanted:
+            marks.pop(key, None)
+        marks.update(skipped_fingerprint(store, report.skipped))
+        indexdb.write_meta(conn, "skipped", json.dumps(marks))
+        if gone:
+            report.removed = gone
+            report.renamed = follow_content(
+                conn,
+                store.root,
+                indexdb.indexed_paths(conn),
+                indexdb.unique_content_paths(conn),
+                {path: known[path].content_hash for path in gone},
+            )
+
+
+def embed_keys(conn: PgConnection, embedder: Embedder, keys: list[str]) -> int:
+    """Embed the chunks of ``keys`` that lack a vector; 0 when the index is another model's."""
+    missing = indexdb.chunks_without_vectors(conn, keys)
+    done = 0
+    try:
+        for start in range(0, len(missing), FILL_BATCH):
+            done += store_vectors(conn, embedder, missing[start : start + FILL_BATCH], claim=True)
+    except ModelChanged:
+        pass
+    return done
+
+
+def fill_missing(
+    target: DatabaseTarget,
+    embedder: Embedder,
+    *,
+    stop: threading.Event | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int | None:
+    """Embed every chunk without a vector, a small batch per transaction, recording coverage as
+    it rises; None when the index holds another model's vectors (see
+    :func:`engine.incremental.fill_missing`)."""
+    conn = connect(target, vectors=False)
+    done = 0
+    try:
+        with guarded(target):
+            if not has_index(conn):
+                return 0
+            register_vectors(conn.raw, target)
+            with conn:
+                if not indexdb.claim_model(conn, embedder.name, embedder.dim):
+                    return None
+            last = time.monotonic()
+            while missing := indexdb.chunks_without_vectors(conn):
+                for start in range(0, len(missing), FILL_BATCH):
+                    if stop is not None and stop.is_set():
+                        break
+                    batch = missing[start : start + FILL_BATCH]
+                    done += store_vectors(conn, embedder, batch, claim=True)
+                    if progress:
+                        progress(done)
+                    if time.monotonic() - last >= COVERAGE_EVERY_S:
+                        with conn:
+                            indexdb.record_coverage(conn, embedder.name, embedder.dim)
+                        last = time.monotonic()
+                if stop is not None and stop.is_set():
+                    break
+            with conn:
+                indexdb.record_coverage(conn, embedder.name, embedder.dim)
+    except ModelChanged:
+        return None
+    finally:
+        conn.close()
+    return done
+
+
+def paths_under(target: DatabaseTarget, prefixes: list[str]) -> set[str]:
+    """Indexed keys under any of ``prefixes``; empty before the first run."""
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            return indexdb.paths_under(conn, prefixes) if has_index(conn) else set()
+    finally:
+        conn.close()
+
+
+def indexed_content_hash(target: DatabaseTarget, path: str) -> str | None:
+    """The indexed content hash of ``path``, or None; best effort, as on SQLite
+    (:func:`engine.indexdb.indexed_content_hash`): it only lets a state row follow a later
+    rename, and must never stop a memory being read or reinforced."""
+    try:
+        conn = connect(target, readonly=True, vectors=False)
+    except PgError:
+        return None
+    try:
+        with guarded(target):
+            return indexdb.content_hash_of(conn, path) if has_index(conn) else None
+    except PgError:
+        return None
+    finally:
+        conn.close()
