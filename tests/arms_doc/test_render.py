@@ -63,7 +63,7 @@ def test_why_the_arms_are_data_is_the_module_docstring(page):
 
 
 def test_line_ranges_link_through_the_template_to_head_outside_git(page):
-    assert "[lines 51–82](https://example.org/HEAD/src/engine/arms.py#51-82)" in page
+    assert "[lines 51–95](https://example.org/HEAD/src/engine/arms.py#51-95)" in page
 
 
 def test_a_registry_without_docstring_has_no_why_section(tmp_path: Path):

@@ -42,6 +42,10 @@ def test_normal_page_matches_the_golden_file(tmp_path: Path, monkeypatch):
         theme: mkdocs
         plugins:
           - arms-doc
+        markdown_extensions:
+          - pymdownx.superfences
+          - pymdownx.tabbed:
+              alternate_style: true
         nav:
           - Home: index.md
           - Ranking arms: reference/rrf-arms.md
@@ -320,4 +324,4 @@ def test_page_names_the_commit_it_was_built_from(site: Site):
     markdown = site.markdown(site.build())
 
     assert f"- Commit: `{commit}`.\n" in markdown
-    assert f"(https://x.org/r/blob/{commit}/src/engine/arms.py#L51-L82)" in markdown
+    assert f"(https://x.org/r/blob/{commit}/src/engine/arms.py#L51-L95)" in markdown
