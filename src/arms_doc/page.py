@@ -7,6 +7,7 @@ calls :func:`generate_page`, logs the findings and adds the file.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,10 +15,11 @@ from arms_doc.checks import Finding, quality_findings
 from arms_doc.measured import Results, buys_context
 from arms_doc.prepare import check_statements
 from arms_doc.provenance import GitInfo, git_info, line_link
-from arms_doc.reader import Registry, read_registry
+from arms_doc.reader import ArmEntry, Registry, read_registry
 from arms_doc.render import render_page
-from arms_doc.statements import Statement, Statements, assemble_statements
-from engine.contract import FIRST_SCOPE_PARAM, INPUTS, PARAMS
+from arms_doc.statements import InDialect, Statement, Statements, assemble_statements
+from engine.arm_rules import dialect_sql
+from engine.contract import DIALECTS, FIRST_SCOPE_PARAM, INPUTS, PARAMS, Dialect
 
 
 @dataclass(frozen=True)
@@ -37,17 +39,24 @@ def generate_page(
     link_template: str | None = None,
     results: Results | None = None,
     measured_link: str | None = None,
+    tabs: bool = True,
 ) -> GeneratedPage:
     """Build the page for the registry at ``path`` (shown to readers as ``display``).
 
     ``results`` feed the "What each arm buys" section; ``measured_link`` is the Measured
-    page's path relative to this page, for a link to it. Raises
+    page's path relative to this page, for a link to it; ``tabs`` puts each dialect's SQL in
+    a content tab, for a site with the pymdownx.tabbed extension. Raises
     :class:`arms_doc.reader.RegistryError` for a registry that cannot be read, or whose SQL
     SQLite refuses to prepare.
     """
     registry = read_registry(path, variable, display=display)
     return page_from_registry(
-        registry, path, link_template=link_template, results=results, measured_link=measured_link
+        registry,
+        path,
+        link_template=link_template,
+        results=results,
+        measured_link=measured_link,
+        tabs=tabs,
     )
 
 
@@ -58,12 +67,13 @@ def page_from_registry(
     link_template: str | None = None,
     results: Results | None = None,
     measured_link: str | None = None,
+    tabs: bool = True,
 ) -> GeneratedPage:
     """The page for a registry already read from ``path`` (see :func:`generate_page`)."""
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     check_statements(registry)
-    context = page_context(registry, statements, git_info(path), link_template)
+    context = page_context(registry, statements, git_info(path), link_template, tabs=tabs)
     context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
     return GeneratedPage(render_page(context), registry, findings)
 
@@ -73,10 +83,17 @@ def page_context(
     statements: Statements,
     git: GitInfo | None,
     link_template: str | None,
+    *,
+    tabs: bool = True,
 ) -> dict[str, object]:
-    """The template's whole context, as plain data."""
+    """The template's whole context, as plain data; ``tabs`` shows each dialect's SQL in a
+    content tab (pymdownx.tabbed) rather than under a bold heading of its own."""
     link_path = git.path if git else registry.file
     commit = git.commit if git else None
+
+    def link(start: int, end: int) -> str:
+        return line_link(link_template, commit=commit, path=link_path, start=start, end=end)
+
     arms = [
         {
             "name": arm.name,
@@ -84,16 +101,11 @@ def page_context(
             "weight": arm.weight_text,
             "needs": list(arm.needs),
             "prose": arm.prose,
-            "sql": textwrap.dedent(arm.sql).strip("\n").rstrip(),
+            "sql": fragment(arm.sql),
+            "fragments": [fragment_context(arm, target, link) for target in DIALECTS],
             "start_line": arm.start_line,
             "end_line": arm.end_line,
-            "link": line_link(
-                link_template,
-                commit=commit,
-                path=link_path,
-                start=arm.start_line,
-                end=arm.end_line,
-            ),
+            "link": link(arm.start_line, arm.end_line),
         }
         for arm in registry.arms
     ]
@@ -106,6 +118,11 @@ def page_context(
         "params": [{"number": p.number, "doc": p.doc, "input": p.input} for p in PARAMS],
         "first_scope_param": FIRST_SCOPE_PARAM,
         "scope_sql": statements.scope_sql,
+        "scopes": [in_dialect_context(scope) for scope in statements.scopes],
+        "dialects": [target.label for target in DIALECTS],
+        "tabs": tabs,
+        "prepared": DIALECTS[0].label,
+        "unprepared": [target.label for target in DIALECTS[1:]],
         "full": statement_context(statements.full),
         "floor": statement_context(statements.lexical_floor),
         "commit": commit,
@@ -113,10 +130,43 @@ def page_context(
     }
 
 
+def fragment(sql: str) -> str:
+    """An arm's SQL as the page shows it: dedented, without surrounding blank lines."""
+    return textwrap.dedent(sql).strip("\n").rstrip()
+
+
+def fragment_context(
+    arm: ArmEntry, target: Dialect, link: Callable[[int, int], str]
+) -> dict[str, object]:
+    """One arm's fragment in one dialect, with the lines of the registry that hold it; an
+    empty ``sql`` (and no lines) for an arm that has no fragment in that dialect."""
+    sql = fragment(dialect_sql(arm, target))
+    span = arm.field_span(target.field) if sql else None
+    return {
+        "dialect": target.name,
+        "label": target.label,
+        "field": target.field,
+        "sql": sql,
+        "start_line": span[0] if span else None,
+        "end_line": span[1] if span else None,
+        "link": link(*span) if span else "",
+    }
+
+
+def in_dialect_context(version: InDialect) -> dict[str, object]:
+    return {
+        "dialect": version.dialect,
+        "label": version.label,
+        "sql": version.sql,
+        "refused": version.refused,
+    }
+
+
 def statement_context(statement: Statement) -> dict[str, object]:
     return {
         "title": statement.title,
         "sql": statement.sql,
+        "dialects": [in_dialect_context(version) for version in statement.dialects],
         "fired": list(statement.fired),
         "dropped": dict(statement.dropped),
     }

@@ -39,6 +39,9 @@ from arms_doc.render import render_measured
 # Named like the entry point, so warnings read "arms-doc: ..." as the errors do; the logger
 # sits under "mkdocs.plugins", so strict mode counts its warnings.
 log = get_plugin_logger("arms-doc")
+#: The Markdown extension that renders content tabs; the page shows each SQL dialect in a tab
+#: when the site enables it.
+TABS_EXTENSION = "pymdownx.tabbed"
 
 
 class ArmsDocConfig(base.Config):
@@ -118,6 +121,8 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
                 link_template=link_template(self.config.source_link, config.repo_url),
                 results=results,
                 measured_link=posixpath.relpath(measured_page, posixpath.dirname(page) or "."),
+                # Without the extension a tab's marker would show as text: headings instead.
+                tabs=TABS_EXTENSION in config.markdown_extensions,
             )
         except RegistryError as exc:
             raise PluginError(f"arms-doc: {exc}") from None

@@ -66,6 +66,8 @@ class ArmEntry:
     end_line: int
     #: The line each field's value starts on.
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    #: The line each field's value ends on (the closing quotes of a multi-line string).
+    field_end_lines: dict[str, int] = field(default_factory=dict, compare=False)
     #: True when the SQL literal holds its text as written (one string, no escapes), so an
     #: offset into ``sql`` maps to a line of the file (:meth:`sql_line`).
     sql_verbatim: bool = field(default=False, compare=False)
@@ -79,6 +81,13 @@ class ArmEntry:
         if offset is None or not self.sql_verbatim:
             return start
         return start + self.sql[:offset].count("\n")
+
+    def field_span(self, key: str) -> tuple[int, int] | None:
+        """First and last line of field ``key``'s value; None when the entry leaves it out."""
+        if key not in self.field_lines:
+            return None
+        start = self.field_lines[key]
+        return start, self.field_end_lines.get(key, start)
 
     @property
     def prose(self) -> str:
@@ -223,6 +232,7 @@ class _Reader:
             )
         values: dict[str, object] = {}
         lines: dict[str, int] = {}
+        end_lines: dict[str, int] = {}
         weight_text = ""
         sql_verbatim = False
         for arg in node.args:
@@ -245,6 +255,7 @@ class _Reader:
                 raise self.error(arg, f"field {key!r} is given twice; keep one")
             values[key] = self.literal(key, arg.value)
             lines[key] = self.line(arg.value)
+            end_lines[key] = self.end_line(arg.value)
             if key == "weight":
                 weight_text = self.module.code_for_node(arg.value).strip()
             if key == "sql":
@@ -306,6 +317,7 @@ class _Reader:
             start_line=self.line(node),
             end_line=self.end_line(node),
             field_lines=lines,
+            field_end_lines=end_lines,
             sql_verbatim=sql_verbatim,
             pg_sql=str(values.get("pg_sql", "")),
         )

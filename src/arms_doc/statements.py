@@ -1,8 +1,13 @@
-"""The fused statements the page shows, built by the engine's own assembler.
+"""The fused statements the page shows, built by the engine's own assembler, in every dialect.
 
 The arms handed to the assembler are made from the values read statically from the registry
 file, not taken from the imported ``engine.arms`` module. So the page and its SQL always come
 from the same file in the same build, even when the plugin is pointed at a modified copy.
+
+The dialects are the engine's (:data:`engine.contract.DIALECTS`); the first, SQLite, is the
+one every store can use, so a registry it cannot assemble stops the build. Another dialect's
+statement that cannot be assembled (an arm without a fragment for it) is not an error: the
+page says why, as the engine would refuse that search on such a store.
 """
 
 from __future__ import annotations
@@ -17,14 +22,32 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class InDialect:
+    """A piece of SQL in one dialect, or why it cannot be written in it."""
+
+    #: The dialect's name and how people call it (engine.contract.Dialect).
+    dialect: str
+    label: str
+    sql: str
+    #: Why the assembler refused this dialect ("" when it did not).
+    refused: str = ""
+
+
+@dataclass(frozen=True)
 class Statement:
-    """One assembled statement and the arms it fired and dropped."""
+    """One assembled statement in every dialect, and the arms it fired and dropped (which
+    arms fire does not depend on the dialect)."""
 
     key: str
     title: str
-    sql: str
+    dialects: tuple[InDialect, ...]
     fired: tuple[str, ...]
     dropped: dict[str, str]
+
+    @property
+    def sql(self) -> str:
+        """The statement in the first dialect (SQLite), the one the build prepares."""
+        return self.dialects[0].sql
 
 
 @dataclass(frozen=True)
@@ -32,9 +55,15 @@ class Statements:
     """What the page needs from the engine: the statements, the fusion constant, the scope."""
 
     rrf_k: int
-    scope_sql: str
+    #: The default scope's filter in every dialect.
+    scopes: tuple[InDialect, ...]
     full: Statement
     lexical_floor: Statement
+
+    @property
+    def scope_sql(self) -> str:
+        """The default scope in the first dialect (SQLite)."""
+        return self.scopes[0].sql
 
     @property
     def all(self) -> tuple[Statement, ...]:
@@ -42,17 +71,20 @@ class Statements:
 
 
 def assemble_statements(registry: Registry) -> Statements:
-    """The statement for every input present, and for the lexical floor (no vector, no state).
+    """The statement for every input present, and for the lexical floor (no vector, no state),
+    each in every dialect.
 
     Both use the default scope (no archived memories, no tasks), as a search without scope
     options does.
     """
     from engine.assemble import RRF_K, AssemblyError, assemble
-    from engine.contract import Available
+    from engine.contract import DIALECTS, Available
     from engine.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
-    scope_sql = build_scope(ScopeSpec()).sql
+    scopes = tuple(
+        InDialect(d.name, d.label, build_scope(ScopeSpec(), dialect=d.name).sql) for d in DIALECTS
+    )
     variants = {
         "full": ("Every input present", Available()),
         "lexical-floor": (
@@ -64,20 +96,29 @@ def assemble_statements(registry: Registry) -> Statements:
     }
     built: dict[str, Statement] = {}
     for key, (title, available) in variants.items():
-        try:
-            assembly = assemble(available, scope_sql, arms=arms)
-        except AssemblyError as exc:
-            raise RegistryError(registry.file, registry.line, f"cannot assemble: {exc}") from None
+        versions: list[InDialect] = []
+        fired: tuple[str, ...] = ()
+        dropped: dict[str, str] = {}
+        for position, (target, scope) in enumerate(zip(DIALECTS, scopes, strict=True)):
+            try:
+                assembly = assemble(available, scope.sql, arms=arms, dialect_name=target.name)
+            except AssemblyError as exc:
+                if position == 0:
+                    raise RegistryError(
+                        registry.file, registry.line, f"cannot assemble: {exc}"
+                    ) from None
+                versions.append(InDialect(target.name, target.label, "", refused=str(exc)))
+                continue
+            if position == 0:
+                fired = tuple(arm.name for arm in assembly.fired)
+                dropped = dict(assembly.dropped)
+            versions.append(InDialect(target.name, target.label, assembly.sql))
         built[key] = Statement(
-            key=key,
-            title=title,
-            sql=assembly.sql,
-            fired=tuple(arm.name for arm in assembly.fired),
-            dropped=dict(assembly.dropped),
+            key=key, title=title, dialects=tuple(versions), fired=fired, dropped=dropped
         )
     return Statements(
         rrf_k=RRF_K,
-        scope_sql=scope_sql,
+        scopes=scopes,
         full=built["full"],
         lexical_floor=built["lexical-floor"],
     )
@@ -95,6 +136,7 @@ def engine_arms(registry: Registry) -> list[Arm]:
             needs=entry.needs,
             prose=entry.raw_prose,
             sql=entry.sql,
+            pg_sql=entry.pg_sql,
         )
         for entry in registry.arms
     ]

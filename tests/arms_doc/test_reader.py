@@ -407,3 +407,18 @@ def test_postgresql_sql_must_be_a_literal_too(read):
     )
 
     assert "field 'pg_sql' is `SQL`, not a string literal" in error.message
+
+
+def test_a_fields_span_runs_from_its_opening_to_its_closing_quotes(read):
+    with_pg = 'sql="SELECT 1",\n            pg_sql="""\nSELECT 2\n""",'
+    (arm,) = read(ONE_ARM.replace('sql="SELECT 1",', with_pg)).arms
+
+    start = arm.field_lines["pg_sql"]
+    assert arm.field_span("pg_sql") == (start, start + 2)
+    assert arm.field_span("sql") == (start - 1, start - 1)
+
+
+def test_a_field_the_entry_leaves_out_has_no_span(read):
+    (arm,) = read(ONE_ARM).arms
+
+    assert arm.field_span("pg_sql") is None

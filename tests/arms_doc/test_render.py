@@ -63,7 +63,7 @@ def test_why_the_arms_are_data_is_the_module_docstring(page):
 
 
 def test_line_ranges_link_through_the_template_to_head_outside_git(page):
-    assert "[lines 51–82](https://example.org/HEAD/src/engine/arms.py#51-82)" in page
+    assert "[lines 51–95](https://example.org/HEAD/src/engine/arms.py#51-95)" in page
 
 
 def test_a_registry_without_docstring_has_no_why_section(tmp_path: Path):
@@ -109,3 +109,100 @@ def test_prose_is_trusted_markdown_and_keeps_its_html(tmp_path: Path, monkeypatc
     page = generate_page(registry, display="src/engine/arms.py").markdown
 
     assert "> The <em>lexical</em> arm" in page
+
+
+def arm_section(page: str, name: str) -> str:
+    start = page.index(f"### {name}\n")
+    return page[start : page.index("\n### ", start + 1)]
+
+
+def in_tab(label: str, body: str) -> str:
+    """How a content tab holding ``body`` reads in the page's Markdown."""
+    indented = "\n".join(f"    {line}" if line else "" for line in body.splitlines())
+    return f'=== "{label}"\n\n{indented}\n'
+
+
+def test_each_arm_shows_its_sql_in_every_dialect_as_tabs(page):
+    from arms_doc.page import fragment
+    from arms_doc.reader import read_registry
+
+    for arm in read_registry(SNAPSHOT_REGISTRY).arms:
+        section = arm_section(page, arm.name)
+        assert in_tab("SQLite", f"```sql\n{fragment(arm.sql)}\n```") in section
+        if arm.pg_sql:
+            assert in_tab("PostgreSQL", f"```sql\n{fragment(arm.pg_sql)}\n```") in section
+
+
+def test_an_arm_without_postgresql_sql_says_so_in_its_postgresql_tab(page):
+    assert in_tab(
+        "PostgreSQL",
+        "This arm has no PostgreSQL SQL yet (its entry sets no `pg_sql`), so the engine cannot "
+        "assemble a PostgreSQL statement in which it fires.",
+    ) in arm_section(page, "vector")
+
+
+def field_lines(text: str, arm: str, field: str) -> tuple[int, int]:
+    """First and last line of the triple-quoted ``field`` of arm ``arm`` in registry ``text``."""
+    opening = text.index(f'        {field}="""', text.index(f'name="{arm}"'))
+    closing = text.index('""",', opening + len(field) + 12)
+    first = text[:opening].count("\n") + 1
+    return first, first + text[opening:closing].count("\n")
+
+
+def test_an_arms_provenance_names_the_lines_of_both_its_fragments(page):
+    text = SNAPSHOT_REGISTRY.read_text(encoding="utf-8")
+    (a, b), (c, d) = field_lines(text, "fts", "sql"), field_lines(text, "fts", "pg_sql")
+    link = "https://example.org/HEAD/src/engine/arms.py#{}-{}"
+
+    assert c == b + 1
+    assert (
+        f"; its SQLite SQL on [lines {a}–{b}]({link.format(a, b)}); its PostgreSQL SQL on "
+        f"[lines {c}–{d}]({link.format(c, d)})." in arm_section(page, "fts")
+    )
+    assert f"| [{a}–{b}]({link.format(a, b)}) | [{c}–{d}]({link.format(c, d)}) |" in page
+
+
+def test_an_arm_without_postgresql_sql_has_none_in_the_provenance(page):
+    text = SNAPSHOT_REGISTRY.read_text(encoding="utf-8")
+    a, b = field_lines(text, "vector", "sql")
+
+    assert f"its SQLite SQL on [lines {a}–{b}]" in arm_section(page, "vector")
+    assert "; no PostgreSQL SQL yet." in arm_section(page, "vector")
+    assert page.count(" | none |\n") == 2  # vector and salience, in the provenance table
+
+
+def test_the_assembled_statements_are_shown_in_both_dialects(page):
+    floor = page[page.index("### The lexical floor") :]
+
+    assert in_tab("SQLite", "```sql\nWITH\narm_fts AS (") in floor
+    assert in_tab("PostgreSQL", "```sql\nWITH\narm_fts AS (") in floor
+    assert "CAST(0.5 AS double precision) / (20 + rank)" in floor
+
+
+def test_a_postgresql_statement_the_assembler_refuses_is_explained_not_shown(page):
+    full = page[page.index("### Every input present") : page.index("### The lexical floor")]
+
+    assert in_tab(
+        "PostgreSQL",
+        "The engine cannot assemble this statement for PostgreSQL: arm 'vector' has no "
+        "PostgreSQL SQL (its `pg_sql`).",
+    ) in full
+
+
+def test_the_page_says_the_postgresql_statements_are_not_prepared_at_build_time(page):
+    assert (
+        "the PostgreSQL statements are not prepared there, as that needs a running server"
+        in page
+    )
+
+
+def test_without_tabs_each_dialect_has_a_bold_heading_instead(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    registry = tmp_path / "arms.py"
+    shutil.copyfile(SNAPSHOT_REGISTRY, registry)
+
+    page = generate_page(registry, display="src/engine/arms.py", tabs=False).markdown
+
+    assert "=== " not in page
+    assert "**SQLite**\n\n```sql\nSELECT path, row_number()" in arm_section(page, "fts")
+    assert "**PostgreSQL**\n\nThis arm has no PostgreSQL SQL yet" in arm_section(page, "vector")

@@ -74,3 +74,22 @@ def test_the_ranking_read_statically_is_the_one_the_benchmarks_stamp(static):
     # The benchmarks stamp their results with ranking(engine.arms.ARMS); the docs build
     # compares it with the ranking of the entries it read. Equal, or every result is stale.
     assert ranking(static.arms) == ranking(ARMS)
+
+
+def test_page_statements_in_postgresql_are_the_statements_a_postgresql_search_runs(static):
+    scope = build_scope(ScopeSpec(), dialect="postgresql").sql
+    statements = assemble_statements(static)
+    floor = Available({n: "absent" for n in ("query_vector", "state_plane", "query_time")})
+
+    def postgresql(statement):
+        (version,) = [v for v in statement.dialects if v.dialect == "postgresql"]
+        return version
+
+    full, lexical = postgresql(statements.full), postgresql(statements.lexical_floor)
+    assert (full.refused, lexical.refused) == ("", "")
+    assert full.sql == assemble(Available(), scope, arms=ARMS, dialect_name="postgresql").sql
+    assert lexical.sql == assemble(floor, scope, arms=ARMS, dialect_name="postgresql").sql
+
+
+def test_postgresql_sql_is_the_runtime_string(static):
+    assert [arm.pg_sql for arm in static.arms] == [arm.pg_sql for arm in ARMS]

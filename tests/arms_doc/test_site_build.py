@@ -42,6 +42,10 @@ def test_normal_page_matches_the_golden_file(tmp_path: Path, monkeypatch):
         theme: mkdocs
         plugins:
           - arms-doc
+        markdown_extensions:
+          - pymdownx.superfences
+          - pymdownx.tabbed:
+              alternate_style: true
         nav:
           - Home: index.md
           - Ranking arms: reference/rrf-arms.md
@@ -320,4 +324,27 @@ def test_page_names_the_commit_it_was_built_from(site: Site):
     markdown = site.markdown(site.build())
 
     assert f"- Commit: `{commit}`.\n" in markdown
-    assert f"(https://x.org/r/blob/{commit}/src/engine/arms.py#L51-L82)" in markdown
+    assert f"(https://x.org/r/blob/{commit}/src/engine/arms.py#L51-L95)" in markdown
+
+
+def test_a_site_with_content_tabs_gets_a_tab_per_dialect(site: Site):
+    site.configure(
+        SITE_CONFIG
+        + "markdown_extensions:\n  - pymdownx.superfences\n  - pymdownx.tabbed:\n"
+        "      alternate_style: true\n"
+    )
+
+    site.build()
+    html = site.page_html()
+
+    # Four arms, the default scope and two statements: seven tab sets of two.
+    assert html.count('class="tabbed-set') == 7
+    assert html.count(">SQLite</label>") == html.count(">PostgreSQL</label>") == 7
+
+
+def test_a_site_without_content_tabs_shows_each_dialect_under_a_heading(site: Site):
+    config = site.build()
+    markdown, html = site.markdown(config), site.page_html()
+
+    assert '=== "' not in markdown and "===" not in html
+    assert html.count("<strong>PostgreSQL</strong>") == 7
