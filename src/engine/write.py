@@ -36,6 +36,7 @@ from engine.db import IndexMissing, open_index
 from engine.embedder import Embedder
 from engine.incremental import index_paths
 from engine.memory import Memory, Skip, format_utc, parse_iso, parse_memory
+from engine.pg.target import DatabaseTarget, database_target
 from engine.scope import ScopeSpec, build_scope
 from engine.store import Store, is_memory_name
 
@@ -485,16 +486,19 @@ def list_memories(
     first, as JSON-ready records."""
     if not 1 <= limit <= 10_000:
         raise WriteError("limit must be between 1 and 10000")
-    built = build_scope(scope or ScopeSpec())
-    if not store.index_path.exists():
-        raise IndexMissing(
-            f"{store.index_path}: no index yet; run `memsift index` in the store first"
-        )
-    conn = open_index(store.index_path)
-    try:
-        rows = indexdb.recent_files(conn, built.sql, built.values, limit)
-    finally:
-        conn.close()
+    if (target := database_target(store.config())) is not None:  # a team store
+        rows = recent_in_database(target, scope or ScopeSpec(), limit)
+    else:
+        built = build_scope(scope or ScopeSpec())
+        if not store.index_path.exists():
+            raise IndexMissing(
+                f"{store.index_path}: no index yet; run `memsift index` in the store first"
+            )
+        conn = open_index(store.index_path)
+        try:
+            rows = indexdb.recent_files(conn, built.sql, built.values, limit)
+        finally:
+            conn.close()
     return [
         {
             "path": path,
@@ -507,3 +511,24 @@ def list_memories(
         }
         for path, title, kind, event_at, updated_at, tags, archived in rows
     ]
+
+
+def recent_in_database(
+    target: DatabaseTarget, scope: ScopeSpec, limit: int
+) -> list[tuple[object, ...]]:
+    """:func:`list_memories`' rows from a team store's schema."""
+    from engine.pg import indexdb as pg_indexdb
+    from engine.pg.driver import connect, guarded
+    from engine.pg.schema import has_index
+
+    built = build_scope(scope, dialect="postgresql")
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            if not has_index(conn):
+                raise IndexMissing(
+                    f"{target.shown()}: no index yet; run `memsift index` in the store first"
+                )
+            return pg_indexdb.recent_files(conn, built.sql, built.values, limit)
+    finally:
+        conn.close()

@@ -256,3 +256,39 @@ def test_remember_and_forget_index_into_the_database_not_beside_it(team_store, h
     gone = search(team_store, "quarterly load-test week", embedder=hash_embedder)
     assert key not in [h.path for h in gone.hits]
     assert not (team_store.root / ".memsift" / "index.db").exists()
+
+
+def test_list_gives_the_same_records_as_on_sqlite_newest_first(
+    team_store, make_store, hash_embedder, monkeypatch, tmp_path
+):  # type: ignore[no-untyped-def]
+    from engine.store import open_store
+    from engine.write import list_memories
+
+    on_team = list_memories(team_store, ScopeSpec(tags=("infra",)), limit=5)
+    everything = list_memories(team_store, ScopeSpec(kinds=("task", "semantic")), limit=5)
+    monkeypatch.delenv("MEMSIFT_DATABASE_URL")
+    local = tmp_path / "local"
+    local.mkdir()
+    for key in MEMORIES:
+        (local / key).parent.mkdir(parents=True, exist_ok=True)
+        (local / key).write_bytes((team_store.root / key).read_bytes())
+    local_store = open_store(local)
+    index_store(local_store, embedder=hash_embedder)
+    assert [r["path"] for r in on_team] == ["infra/staging-db.md"]
+    assert on_team[0]["tags"] == ["infra", "staging"] and on_team[0]["archived"] is False
+    for record, expected in zip(
+        everything, list_memories(local_store, ScopeSpec(kinds=("task", "semantic"))), strict=True
+    ):
+        assert {k: v for k, v in record.items() if k != "updated_at"} == {
+            k: v for k, v in expected.items() if k != "updated_at"
+        }
+
+
+def test_list_on_a_team_store_without_an_index_says_to_run_index(make_store, pg_url, monkeypatch):  # type: ignore[no-untyped-def]
+    from engine.db import IndexMissing
+    from engine.write import list_memories
+
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store({"a.md": "# A\n\nalpha"})
+    with pytest.raises(IndexMissing, match="run `memsift index`"):
+        list_memories(store)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from engine.contract import bind
 from engine.indexdb import FileRow, KnownFile
 from engine.pg.driver import PgConnection
 
@@ -206,3 +207,16 @@ def add_vectors(
         "ON CONFLICT (hash) DO NOTHING",
         [(digest, model, dim, np.frombuffer(blob, dtype="<f4")) for digest, blob in vectors],
     )
+
+
+def recent_files(
+    conn: PgConnection, scope_sql: str, scope_values: tuple[object, ...], limit: int
+) -> list[tuple[object, ...]]:
+    """Files in scope, newest moment first, as :func:`engine.indexdb.recent_files` returns
+    them (tags as JSON text, so both backends hand over the same rows)."""
+    sql = (
+        "SELECT path, title, kind, event_at, updated_at, tags::text, archived FROM files AS f "
+        f"WHERE {scope_sql} ORDER BY coalesce(f.event_at, f.updated_at) DESC, f.path "
+        f"LIMIT {int(limit)}"
+    )
+    return [tuple(row) for row in conn.execute(sql, bind({}, scope_values)).fetchall()]
