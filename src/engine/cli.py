@@ -517,6 +517,20 @@ def parse_weights(text: str | None) -> dict[str, float]:
     return weights
 
 
+def select_eval_database(url: str | None) -> None:
+    """Point this eval process at ``url``, or at SQLite when none is given: a URL left in the
+    environment for a team store must not make eval index corpora into that database."""
+    from engine.config import database_url as url_problem
+    from engine.pg.target import URL_VARIABLE
+
+    if url is None:
+        os.environ.pop(URL_VARIABLE, None)
+        return
+    if problem := url_problem(url):
+        fail(f"--database-url {problem}")
+    os.environ[URL_VARIABLE] = url
+
+
 @cli.command(name="eval")
 @click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
@@ -532,6 +546,13 @@ def parse_weights(text: str | None) -> dict[str, float]:
     help="Keep the indexed stores in this folder (new, empty, or made by an earlier --keep); "
     "later runs reuse their vectors.",
 )
+@click.option(
+    "--database-url",
+    default=None,
+    metavar="URL",
+    help="Score the PostgreSQL path: index each set into its own schema (memsift_eval_<set>) "
+    "of this database. Without it eval runs on SQLite, even when MEMSIFT_DATABASE_URL is set.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def eval_command(
@@ -542,6 +563,7 @@ def eval_command(
     weights: str | None,
     ablation: bool,
     keep: Path | None,
+    database_url: str | None,
     as_json: bool,
 ) -> None:
     """Score search quality on a BEIR-layout set (or a folder of sets).
@@ -553,6 +575,8 @@ def eval_command(
     if find_spec("ir_measures") is None:  # before indexing anything for nothing
         fail("memsift eval needs the eval extra: pip install 'memsift[eval]'")
     from engine.evaluate import METRIC_NAMES, DatasetError, evaluate
+
+    select_eval_database(database_url)
 
     chosen = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
     progress, done = terminal_progress()

@@ -230,6 +230,22 @@ def write_store(data: EvalSet, root: Path) -> dict[str, str]:
     return keys
 
 
+def eval_schema(name: str) -> str:
+    """The database schema a set's store is indexed into when eval runs on PostgreSQL."""
+    return "memsift_eval_" + re.sub(r"[^a-z0-9_]+", "_", name.lower())[:40]
+
+
+def own_schema(root: Path, name: str) -> None:
+    """Give a set's store a schema of its own, in case a database URL is in force.
+
+    With ``MEMSIFT_DATABASE_URL`` set (``memsift eval --database-url``, or a team's shell), the
+    store would otherwise share the default schema with the team's real store, and indexing the
+    corpus there would drop every real memory from that index. On SQLite the key is unused."""
+    config = root / ".memsift" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[database]\nschema = "{eval_schema(name)}"\n', encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class Variant:
     """A named arm subset, as weights (0 drops an arm)."""
@@ -336,6 +352,7 @@ def evaluate(
         for data in sets:
             root = (workdir or Path(scratch)) / data.name
             keys = write_store(data, root)
+            own_schema(root, data.name)
             store = open_store(root)
             index_progress: Progress | None = None
             if progress:
