@@ -41,8 +41,40 @@ def store_status(store: Store) -> dict[str, object]:
             indexed_at = read_meta(conn, "indexed_at")
         finally:
             conn.close()
-    known = state_plane.state_paths(store)
-    stale = stale_state_paths(store, known)
+    return status_report(
+        store,
+        files=files,
+        coverage=(chunks, embedded),
+        model=model,
+        dimension=dim,
+        databases=(
+            str(store.index_path),
+            str(store.state_path) if store.state_path.exists() else None,
+        ),
+        known=state_plane.state_paths(store),
+        indexed_at=indexed_at,
+        complete=complete,
+        changes=changes,
+    )
+
+
+def status_report(
+    store: Store,
+    *,
+    files: int,
+    coverage: tuple[int, int],
+    model: str | None,
+    dimension: int | None,
+    databases: tuple[str, str | None],
+    known: list[str],
+    indexed_at: str | None,
+    complete: bool,
+    changes: dict[str, int],
+) -> dict[str, object]:
+    """``status --json``'s keys, the one place they are written, from either backend's facts:
+    ``coverage`` is (chunks, chunks with a vector), ``databases`` where the index and the
+    state plane live, ``known`` the paths the state plane holds rows for."""
+    chunks, embedded = coverage
     return {
         "store": str(store.root),
         "files": files,
@@ -50,11 +82,11 @@ def store_status(store: Store) -> dict[str, object]:
         "embedded_chunks": embedded,
         "vector_coverage": round(embedded / chunks, 4) if chunks else None,
         "model": model,
-        "dimension": dim,
-        "index_db": str(store.index_path),
-        "state_db": str(store.state_path) if store.state_path.exists() else None,
+        "dimension": dimension,
+        "index_db": databases[0],
+        "state_db": databases[1],
         "state_rows": len(known),
-        "stale_state_rows": stale,
+        "stale_state_rows": stale_state_paths(store, known),
         "indexed_at": indexed_at,
         "last_run_complete": complete,
         "changed_since_index": any(changes.values()) or not complete,

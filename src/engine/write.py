@@ -519,16 +519,13 @@ def recent_in_database(
     """:func:`list_memories`' rows from a team store's schema."""
     from engine.pg import indexdb as pg_indexdb
     from engine.pg.driver import connect, guarded
-    from engine.pg.schema import has_index
+    from engine.pg.schema import require_index
 
     built = build_scope(scope, dialect="postgresql")
     conn = connect(target, readonly=True, vectors=False)
     try:
         with guarded(target):
-            if not has_index(conn):
-                raise IndexMissing(
-                    f"{target.shown()}: no index yet; run `memsift index` in the store first"
-                )
+            require_index(conn)
             return pg_indexdb.recent_files(conn, built.sql, built.values, limit)
     finally:
         conn.close()

@@ -15,6 +15,7 @@ same stop words as on SQLite, so a negation or a qualifier still counts in a doc
 
 from __future__ import annotations
 
+from engine.db import IndexMissing
 from engine.pg.driver import PgConnection, guarded, register_vectors
 
 SCHEMA_VERSION = "1"
@@ -105,3 +106,12 @@ def has_index(conn: PgConnection) -> bool:
     """Whether the store's schema holds an index (a first run made its tables)."""
     row = conn.run("SELECT to_regclass('files') IS NOT NULL").fetchone()
     return bool(row[0])
+
+
+def require_index(conn: PgConnection) -> None:
+    """Refuse to read a schema no index run has made yet, saying what to run (the message a
+    SQLite store gives for a missing index.db)."""
+    if not has_index(conn):
+        raise IndexMissing(
+            f"{conn.target.shown()}: no index yet; run `memsift index` in the store first"
+        )

@@ -18,11 +18,10 @@ from contextlib import contextmanager
 import numpy as np
 
 from engine.contract import bind, bound_prefix
-from engine.db import IndexMissing
 from engine.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
 from engine.pg.indexdb import vector_coverage
-from engine.pg.schema import has_index
+from engine.pg.schema import require_index
 from engine.pg.target import DatabaseTarget
 from engine.query import QueryTerms
 from engine.scope import Scope
@@ -70,11 +69,7 @@ class PgSearchBackend:
         if self._conn is None:
             conn = connect(self.target, readonly=True, vectors=False)
             try:
-                if not has_index(conn):
-                    raise IndexMissing(
-                        f"{self.target.shown()}: no index yet; run `memsift index` in the store "
-                        "first"
-                    )
+                require_index(conn)
                 register_vectors(conn.raw, self.target)
             except BaseException:
                 conn.close()
