@@ -102,6 +102,26 @@ def moment_bound(text: str, *, end_of_day: bool, name: str) -> str:
         raise ScopeError(f"--{name} {text[:40]!r} is out of range in UTC") from None
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """A spec's values as both dialects bind them: kinds and tags lower-cased and distinct,
+    the window as UTC moments (``until`` a bare date meaning the end of that day)."""
+
+    kinds: list[str]
+    tags: list[str]
+    since: str | None
+    until: str | None
+
+
+def wanted(spec: ScopeSpec) -> Wanted:
+    return Wanted(
+        kinds=list(dict.fromkeys(k.strip().lower() for k in spec.kinds)),
+        tags=list(dict.fromkeys(t.strip().lower() for t in spec.tags)),
+        since=moment_bound(spec.since, end_of_day=False, name="since") if spec.since else None,
+        until=moment_bound(spec.until, end_of_day=True, name="until") if spec.until else None,
+    )
+
+
 def build_scope(
     spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM, dialect: str = "sqlite"
 ) -> Scope:
@@ -109,6 +129,7 @@ def build_scope(
     the SQL ``dialect`` of the store ("sqlite" or "postgresql")."""
     if dialect == "postgresql":
         return build_pg_scope(spec, first)
+    want = wanted(spec)
     clauses: list[str] = []
     values: list[object] = []
 
@@ -118,38 +139,35 @@ def build_scope(
 
     if not spec.include_archived:
         clauses.append("f.archived = 0")
-    kinds = list(dict.fromkeys(k.strip().lower() for k in spec.kinds))
-    if kinds:
-        clauses.append(f"f.kind IN (SELECT value FROM json_each({slot(json_list(kinds))}))")
+    if want.kinds:
+        clauses.append(f"f.kind IN (SELECT value FROM json_each({slot(json_list(want.kinds))}))")
     else:
         clauses.append("f.kind IS NOT 'task'")
-    tags = list(dict.fromkeys(t.strip().lower() for t in spec.tags))
-    if tags:
+    if want.tags:
         # Every wanted tag is among the memory's: as many of its distinct tags are wanted as
         # there are (distinct) wanted tags. The wanted set does not depend on the row, so
         # SQLite builds its lookup once per statement and each row costs only its own tags;
         # asking "is each wanted tag among this row's?" instead would cost wanted x own tags
         # per row (minutes for ten thousand tags).
-        wanted = slot(json_list(tags))
+        tags = slot(json_list(want.tags))
         clauses.append(
             "(SELECT count(DISTINCT t.value) FROM json_each(f.tags) AS t "
-            f"WHERE t.value IN (SELECT value FROM json_each({wanted}))) "
-            f"= json_array_length({wanted})"
+            f"WHERE t.value IN (SELECT value FROM json_each({tags}))) "
+            f"= json_array_length({tags})"
         )
     if spec.path_prefix:
         prefix = slot(spec.path_prefix)
         clauses.append(f"substr(f.path, 1, length({prefix})) = {prefix}")
-    if spec.since:
-        since = moment_bound(spec.since, end_of_day=False, name="since")
-        clauses.append(f"coalesce(f.event_at, f.updated_at) >= {slot(since)}")
-    if spec.until:
-        until = moment_bound(spec.until, end_of_day=True, name="until")
-        clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(until)}")
+    if want.since:
+        clauses.append(f"coalesce(f.event_at, f.updated_at) >= {slot(want.since)}")
+    if want.until:
+        clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(want.until)}")
     return Scope("(" + " AND ".join(clauses) + ")", tuple(values))
 
 
 def build_pg_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
     """:func:`build_scope` in PostgreSQL: the same conditions, values and placeholders."""
+    want = wanted(spec)
     clauses: list[str] = []
     values: list[object] = []
 
@@ -159,24 +177,20 @@ def build_pg_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
 
     if not spec.include_archived:
         clauses.append("f.archived = 0")
-    kinds = list(dict.fromkeys(k.strip().lower() for k in spec.kinds))
-    if kinds:
-        wanted = slot(json_list(kinds), "jsonb")
-        clauses.append(f"f.kind IN (SELECT jsonb_array_elements_text({wanted}))")
+    if want.kinds:
+        kinds = slot(json_list(want.kinds), "jsonb")
+        clauses.append(f"f.kind IN (SELECT jsonb_array_elements_text({kinds}))")
     else:
         clauses.append("f.kind IS DISTINCT FROM 'task'")
-    tags = list(dict.fromkeys(t.strip().lower() for t in spec.tags))
-    if tags:
+    if want.tags:
         # Containment: the memory's tags hold every wanted one (a GIN index can serve it).
-        clauses.append(f"f.tags @> {slot(json_list(tags), 'jsonb')}")
+        clauses.append(f"f.tags @> {slot(json_list(want.tags), 'jsonb')}")
     if spec.path_prefix:
         clauses.append(f"starts_with(f.path, {slot(spec.path_prefix)})")
-    if spec.since:
-        since = moment_bound(spec.since, end_of_day=False, name="since")
-        clauses.append(f"coalesce(f.event_at, f.updated_at) >= {slot(since)}")
-    if spec.until:
-        until = moment_bound(spec.until, end_of_day=True, name="until")
-        clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(until)}")
+    if want.since:
+        clauses.append(f"coalesce(f.event_at, f.updated_at) >= {slot(want.since)}")
+    if want.until:
+        clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(want.until)}")
     return Scope("(" + " AND ".join(clauses) + ")", tuple(values))
 
 
