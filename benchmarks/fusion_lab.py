@@ -117,6 +117,13 @@ FTS_VARIANTS = {
 }
 
 
+#: A file's whole text as the index keeps it: its chunks (which do not overlap) joined in order.
+WHOLE_TEXT = (
+    "(SELECT group_concat(c.text, char(10)) FROM "
+    "(SELECT text FROM chunks WHERE file_id = f.id ORDER BY seq) AS c)"
+)
+
+
 def build_file_fts(conn) -> None:  # type: ignore[no-untyped-def]
     """A whole-file FTS5 table (the engine's tokenizer and columns, one row per memory) in an
     attached scratch database, for the whole-file lever; the index itself is never written."""
@@ -125,12 +132,9 @@ def build_file_fts(conn) -> None:  # type: ignore[no-untyped-def]
         "CREATE VIRTUAL TABLE lab.ffts USING fts5(title, body, tags, "
         "tokenize='porter unicode61 remove_diacritics 2')"
     )
-    # The index keeps a file's text only as its chunks (which do not overlap), so the whole
-    # file is its chunks joined in order.
     conn.execute(
         "INSERT INTO lab.ffts(rowid, title, body, tags) "
-        "SELECT f.id, f.title, (SELECT group_concat(c.text, char(10)) FROM "
-        "(SELECT text FROM chunks WHERE file_id = f.id ORDER BY seq) AS c), f.tags FROM files AS f"
+        f"SELECT f.id, f.title, {WHOLE_TEXT}, f.tags FROM files AS f"
     )
 
 

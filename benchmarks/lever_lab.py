@@ -32,9 +32,11 @@ import sqlite_vec
 from fusion_lab import (
     DATA,
     DEPTH,
+    WHOLE_TEXT,
     QueryRuns,
     Setting,
     StoreRuns,
+    build_file_fts,
     fuse,
     ndcg10,
     set_groups,
@@ -175,17 +177,6 @@ def file_scores(conn: apsw.Connection, match: str, weights) -> list[tuple[int, f
         "FROM lab.ffts WHERE ffts MATCH ?"
     )
     return [(int(f), float(s)) for f, s in conn.execute(sql, (match,))]
-
-
-def build_file_fts(conn: apsw.Connection) -> None:
-    conn.execute("ATTACH DATABASE ':memory:' AS lab")
-    conn.execute(
-        "CREATE VIRTUAL TABLE lab.ffts USING fts5(title, body, tags, "
-        "tokenize='porter unicode61 remove_diacritics 2')"
-    )
-    conn.execute(
-        "INSERT INTO lab.ffts(rowid, title, body, tags) SELECT id, title, body, tags FROM files"
-    )
 
 
 def has_match(conn: apsw.Connection, match: str, table: str) -> bool:
@@ -505,7 +496,7 @@ def add_expansions(
             names = {i: (p, ids[p]) for i, p in conn.execute("SELECT id, path FROM files")}
             bodies = {
                 ids[p]: f"{t}\n{b}"
-                for p, t, b in conn.execute("SELECT path, title, body FROM files")
+                for p, t, b in conn.execute(f"SELECT path, title, {WHOLE_TEXT} FROM files AS f")
             }
             df = DocFreq(conn)
             for q in st.queries:
