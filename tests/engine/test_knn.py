@@ -107,11 +107,11 @@ def test_an_index_deleted_and_rebuilt_starts_a_new_version(indexed, hash_embedde
 def test_an_index_without_a_version_is_read_afresh_each_time(indexed, hash_embedder):  # type: ignore[no-untyped-def]
     conn = open_index(indexed.index_path)
     try:
-        with conn:
-            conn.execute("DELETE FROM meta WHERE key = ?", (knn.VERSION_KEY,))
         query = query_blob(hash_embedder, "word3")
         reference = vec0_nearest(conn, query, 3)
-        with conn:  # a writer that does not bump the version (an older memsift)
+        assert [c for c, _ in table_nearest(conn, query, 3)] == reference  # now cached
+        with conn:  # an older memsift: no version, and a writer that does not bump one
+            conn.execute("DELETE FROM meta WHERE key = ?", (knn.VERSION_KEY,))
             conn.execute("DROP TRIGGER chunks_vec_delete")
             conn.execute("DELETE FROM chunks WHERE id = ?", (reference[0],))
             conn.execute("DELETE FROM vec_chunks WHERE chunk_id = ?", (reference[0],))
