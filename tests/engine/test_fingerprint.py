@@ -86,7 +86,6 @@ def changed_recency(weight: float, **changes: object) -> list[Entry]:
     [
         ({"weight": 0.123}, "weight of recency 0.2 -> 0.123"),
         ({"sql": "SELECT 1"}, "SQL of recency"),
-        ({"pg_sql": "SELECT 1"}, "PostgreSQL SQL of recency"),
         ({"needs": ("state_plane",)}, "needs of recency"),
     ],
 )
@@ -115,6 +114,32 @@ def test_the_fusion_constant_and_the_embedder_are_part_of_the_ranking():
     assert ranking(ENTRIES, embedder_model="other", embedder_dim=768).changes_since(BASE) == [
         f"embedder {DEFAULT_MODEL} ({MINILM_DIM}-d) -> other (768-d)"
     ]
+
+
+def test_a_postgresql_sql_edit_leaves_figures_measured_on_sqlite_fresh():
+    before = ranking(changed_recency(0.2))
+    changed = ranking(changed_recency(0.2, pg_sql="SELECT 1"))
+
+    assert changed.changes_since(before) == []
+
+
+def test_a_postgresql_sql_edit_makes_figures_measured_on_postgresql_stale():
+    before = ranking(changed_recency(0.2), dialect="postgresql")
+    changed = ranking(changed_recency(0.2, pg_sql="SELECT 1"))
+
+    assert changed.changes_since(before) == ["PostgreSQL SQL of recency"]
+
+
+def test_a_sqlite_sql_edit_leaves_figures_measured_on_postgresql_fresh():
+    before = ranking(changed_recency(0.2), dialect="postgresql")
+    changed = ranking(changed_recency(0.2, sql="SELECT 1"))
+
+    assert changed.changes_since(before) == []
+
+
+def test_an_unknown_dialect_is_refused_by_name():
+    with pytest.raises(ValueError, match="'oracle'"):
+        ranking(ENTRIES, dialect="oracle")
 
 
 def test_figures_stamped_before_the_postgresql_dialect_stay_fresh_for_sqlite():
