@@ -452,9 +452,8 @@ def set_archived(key: str, data: bytes, archived: bool) -> bytes:
         if close is None:
             raise WriteError(f"{key}: front matter is never closed; add a '---' line")
         front = text[opening.end() : close.start()]
-        line = re.compile(r"^archived[ \t]*:[^\r\n]*", re.MULTILINE)
-        if line.search(front):
-            front = line.sub(f"archived: {value}", front, count=1)
+        if ARCHIVED_LINE.search(front):
+            front = ARCHIVED_LINE.sub(lambda m: archived_line(m, value), front, count=1)
         else:
             if front and not front.endswith("\n"):
                 front += newline
@@ -467,16 +466,39 @@ def set_archived(key: str, data: bytes, archived: bool) -> bytes:
     return bom + text.encode("utf-8")
 
 
+#: The front matter's ``archived`` line: the key as spelt, its value, and a trailing comment,
+#: which is kept (the comment is the user's, not part of the flag).
+ARCHIVED_LINE = re.compile(
+    r"^(?P<key>archived[ \t]*:)(?P<gap>[ \t]*)[^\r\n]*?(?P<comment>[ \t]+#[^\r\n]*)?(?=\r?$)",
+    re.MULTILINE,
+)
+#: A meta tag named exactly ``archived`` (not ``archived-date`` or ``data-name=archived``).
+ARCHIVED_META = re.compile(
+    r"<meta\b[^>]*(?<![\w-])name\s*=\s*(?:\"archived\"|'archived'|archived(?=[\s/>]))[^>]*>",
+    re.IGNORECASE,
+)
+
+
+def archived_line(match: re.Match[str], value: str) -> str:
+    return f"{match['key']}{match['gap'] or ' '}{value}{match['comment'] or ''}"
+
+
 def set_html_meta(text: str, value: str) -> str:
-    """Set ``<meta name="archived" content=…>`` in an HTML memory, adding the tag if needed."""
-    tag = re.compile(r"<meta\b[^>]*\bname\s*=\s*[\"']?archived[\"']?[^>]*>", re.IGNORECASE)
-    found = tag.search(text)
+    """Set ``<meta name="archived" content=…>`` in an HTML memory, adding the tag if needed:
+    after ``<head>``, else after a doctype (anything before it puts a browser in quirks mode),
+    else first."""
+    found = ARCHIVED_META.search(text)
     new_tag = f'<meta name="archived" content="{value}">'
     if found:
         return text[: found.start()] + new_tag + text[found.end() :]
     head = re.search(r"<head\b[^>]*>", text, re.IGNORECASE)
-    at = head.end() if head else 0
-    return text[:at] + new_tag + ("" if head else "\n") + text[at:]
+    if head:
+        return text[: head.end()] + new_tag + text[head.end() :]
+    doctype = re.match(r"\s*<!doctype\b[^>]*>[ \t]*(\r?\n)?", text, re.IGNORECASE)
+    if doctype:
+        newline = doctype.group(1) or ""
+        return text[: doctype.end()] + new_tag + (newline or "\n") + text[doctype.end() :]
+    return new_tag + "\n" + text
 
 
 def list_memories(

@@ -1,0 +1,56 @@
+"""The write path against files and arguments nobody meant to give it.
+
+`forget` must change nothing but the archived flag, whatever the file looks like; `remember`
+must write a whole file or none, wherever `.memsift/` lives, and refuse what it cannot write with
+the field's name; reads for an agent stop at the store's size limit as the CLI's do.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.memory import parse_memory
+from engine.write import forget, set_archived
+
+# --------------------------------------------------------------------------- forget keeps bytes
+
+
+def test_forget_keeps_a_comment_on_the_archived_line():
+    data = b"---\ntitle: X\narchived: no   # set by the sync bot\n---\nBody.\n"
+    assert set_archived("a.md", data, True) == (
+        b"---\ntitle: X\narchived: true   # set by the sync bot\n---\nBody.\n"
+    )
+
+
+def test_forget_keeps_the_spelling_of_the_archived_key():
+    data = b"---\ntitle: X\narchived :\tfalse\r\n---\r\nBody.\r\n"
+    after = set_archived("a.md", data, True)
+    assert after == b"---\ntitle: X\narchived :\ttrue\r\n---\r\nBody.\r\n"
+
+
+@pytest.mark.parametrize("name", ["archived-date", "archived_by", "archived.note"])
+def test_forget_leaves_other_meta_tags_whose_name_starts_with_archived(make_store, name):
+    page = (
+        f'<html><head><meta name="{name}" content="2020-01-01"><title>T</title></head>'
+        "<body><p>Steps.</p></body></html>\n"
+    )
+    store = make_store({"page.html": page})
+    forget(store, "page.html")
+    after = (store.root / "page.html").read_text()
+    assert after == page.replace("<head>", '<head><meta name="archived" content="true">')
+
+
+def test_forget_replaces_an_unquoted_archived_meta_tag():
+    page = "<html><head><META NAME=archived CONTENT=no></head><body>x</body></html>"
+    after = set_archived("p.html", page.encode(), True).decode()
+    assert after == '<html><head><meta name="archived" content="true"></head><body>x</body></html>'
+
+
+def test_forget_of_a_page_without_head_keeps_the_doctype_first(make_store):
+    """Anything before <!DOCTYPE html> puts a browser in quirks mode: the tag goes after it."""
+    page = "<!DOCTYPE html>\n<p>No head here.</p>\n"
+    store = make_store({"page.html": page})
+    forget(store, "page.html")
+    after = (store.root / "page.html").read_text()
+    assert after == '<!DOCTYPE html>\n<meta name="archived" content="true">\n<p>No head here.</p>\n'
+    assert parse_memory("page.html", after.encode()).archived is True
