@@ -28,7 +28,7 @@ from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
 from engine.status import store_status
 from engine.store import Store
-from engine.write import WriteError, forget, memory_file, remember
+from engine.write import WriteError, forget, memory_file, read_memory, remember
 
 #: The most JSON a search answer may take, in bytes (agents' tool outputs are small).
 BUDGET_BYTES = 8000
@@ -153,7 +153,7 @@ class MemoryService:
         if offset < 0 or not 1 <= max_chars <= MAX_READ_CHARS:
             raise ServiceError(f"offset must be >= 0 and max_chars between 1 and {MAX_READ_CHARS}")
         key, full = memory_file(self.store, path)
-        data = full.read_bytes()
+        data, _ = read_memory(self.store, key, full)
         text = data.decode("utf-8", errors="replace")
         fields: dict[str, object] = {}
         problem = None

@@ -37,6 +37,7 @@ from engine.embedder import Embedder
 from engine.incremental import index_paths
 from engine.memory import Memory, Skip, format_utc, parse_iso, parse_memory
 from engine.pg.target import DatabaseTarget, database_target
+from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope
 from engine.store import Store, is_memory_name
 
@@ -403,8 +404,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     bring it back. Only that key changes; the rest of the file is kept byte for byte. An
     archived memory leaves default searches but stays on disk and in the index."""
     key, full = memory_file(store, path)
-    info = full.lstat()
-    data = full.read_bytes()
+    data, info = read_memory(store, key, full)
     try:
         before = parse_memory(key, data)
     except Skip as skip:
@@ -425,6 +425,16 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     replace_file(store, full, updated, info)
     index_paths(store, [key])
     return ArchiveResult(key, changed=True)
+
+
+def read_memory(store: Store, key: str, full: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of a memory as the indexer reads them: never through a link swapped in since
+    the path was checked, never a pipe, and never past the store's size limit (a file the
+    indexer skips as too large is not read whole for an agent either)."""
+    try:
+        return read_regular(full, store.config().max_file_bytes)
+    except Unreadable as exc:
+        raise WriteError(f"{key}: {exc.reason}") from None
 
 
 def same_memory(a: Memory, b: Memory) -> bool:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from engine.indexer import index_store
 from engine.memory import parse_memory
-from engine.write import forget, set_archived
+from engine.service import MemoryService
+from engine.write import WriteError, forget, set_archived
 
 # --------------------------------------------------------------------------- forget keeps bytes
 
@@ -54,3 +56,35 @@ def test_forget_of_a_page_without_head_keeps_the_doctype_first(make_store):
     after = (store.root / "page.html").read_text()
     assert after == '<!DOCTYPE html>\n<meta name="archived" content="true">\n<p>No head here.</p>\n'
     assert parse_memory("page.html", after.encode()).archived is True
+
+
+# --------------------------------------------------------------------------- size limit
+
+
+@pytest.fixture
+def small_limit_store(make_store):  # type: ignore[no-untyped-def]
+    store = make_store(
+        {
+            ".memsift/config.toml": '[limits]\nmax_file_bytes = 200\n[embedder]\nmodel = "none"\n',
+            "big.md": "---\ntitle: Big\n---\n" + "word " * 100,
+            "small.md": "---\ntitle: Small\n---\nFits.\n",
+        }
+    )
+    index_store(store)
+    return store
+
+
+def test_forget_refuses_a_file_over_the_size_limit_and_leaves_it(small_limit_store):
+    before = (small_limit_store.root / "big.md").read_bytes()
+    with pytest.raises(WriteError, match="over the 200-byte limit"):
+        forget(small_limit_store, "big.md")
+    assert (small_limit_store.root / "big.md").read_bytes() == before
+
+
+def test_an_agents_read_of_a_file_over_the_size_limit_is_refused_as_the_clis_is(
+    small_limit_store,
+):
+    service = MemoryService(small_limit_store)
+    with pytest.raises(ValueError, match=r"big\.md: .*over the 200-byte limit"):
+        service.read("big.md")
+    assert service.read("small.md")["text"].endswith("Fits.\n")
