@@ -50,6 +50,13 @@ TEMP_DIR = "tmp"
 MAX_SUFFIX = 1000
 
 
+#: Names Windows gives to devices, with any extension: a file or folder so named cannot be
+#: checked out there, which would break a store shared through git or a sync tool.
+WINDOWS_RESERVED = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{dev}{n}" for dev in ("com", "lpt") for n in range(10)]
+)
+
+
 class WriteError(ValueError):
     """A write that cannot be done as asked; the message says what to change."""
 
@@ -79,12 +86,30 @@ def check_kind(kind: str) -> str:
             f"kind {kind[:40]!r} is not a valid kind: use one lower-case word of letters, digits, "
             "'-' or '_' (at most 40 characters), e.g. semantic, episodic, procedural, person"
         )
+    if cleaned in WINDOWS_RESERVED:
+        raise WriteError(
+            f"kind {cleaned!r} is a device name Windows reserves, so its folder could not be "
+            "checked out there; pick another kind"
+        )
     return cleaned
+
+
+def check_unicode(name: str, text: str) -> None:
+    """Refuse text that cannot be written as UTF-8: a lone surrogate, which is how Python
+    carries an undecodable byte from a shell argument or a JSON escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise WriteError(
+            f"{name} is not valid UTF-8 text (an undecodable byte or a lone surrogate at "
+            f"character {exc.start}); pass it as UTF-8"
+        ) from None
 
 
 def check_title(title: str) -> str:
     if not isinstance(title, str):
         raise WriteError("title must be text")
+    check_unicode("title", title)
     cleaned = " ".join(title.split())
     if not cleaned:
         raise WriteError("title is empty; give the memory a short, specific title")
@@ -99,6 +124,7 @@ def check_title(title: str) -> str:
 def check_body(body: str) -> str:
     if not isinstance(body, str):
         raise WriteError("body must be text")
+    check_unicode("body", body)
     if "\x00" in body:
         raise WriteError("body contains a NUL character; memories are text")
     cleaned = body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
@@ -190,7 +216,8 @@ def render(memory: NewMemory) -> str:
 
 def slug(title: str) -> str:
     """A file name stem from a title: lower case, words joined by '-', letters of any script
-    kept, at most SLUG_CHARS characters cut at a word boundary; 'memory' if nothing is left."""
+    kept, at most SLUG_CHARS characters cut at a word boundary; 'memory' if nothing is left,
+    and never a device name Windows reserves ('con' becomes 'con-memory')."""
     text = unicodedata.normalize("NFKC", title).lower()
     words = [w for w in re.split(r"[\W_]+", text) if w]
     out = ""
@@ -201,6 +228,8 @@ def slug(title: str) -> str:
                 out = word[:SLUG_CHARS]
             break
         out = candidate
+    if out in WINDOWS_RESERVED:
+        return f"{out}-memory"
     return out or "memory"
 
 

@@ -12,7 +12,7 @@ import pytest
 from engine.indexer import index_store
 from engine.memory import parse_memory
 from engine.service import MemoryService
-from engine.write import WriteError, forget, set_archived
+from engine.write import WriteError, forget, remember, set_archived, slug
 
 # --------------------------------------------------------------------------- forget keeps bytes
 
@@ -88,3 +88,35 @@ def test_an_agents_read_of_a_file_over_the_size_limit_is_refused_as_the_clis_is(
     with pytest.raises(ValueError, match=r"big\.md: .*over the 200-byte limit"):
         service.read("big.md")
     assert service.read("small.md")["text"].endswith("Fits.\n")
+
+
+# --------------------------------------------------------------------------- remember
+
+
+@pytest.mark.parametrize(
+    ("field", "args"),
+    [
+        ("title", ("Caf\udce9", "Body.", "semantic")),
+        ("body", ("Title", "Body \ud800 text.", "semantic")),
+    ],
+)
+def test_remember_refuses_text_that_is_not_unicode_naming_the_field(make_store, field, args):
+    """A shell passes undecodable bytes as lone surrogates: refused by name, nothing written."""
+    store = make_store({})
+    with pytest.raises(WriteError, match=f"^{field} .*UTF-8"):
+        remember(store, *args)
+    assert [p for p in store.root.rglob("*.md")] == []
+
+
+@pytest.mark.parametrize("title", ["CON", "nul", "Aux", "com1", "LPT9", "prn"])
+def test_a_title_never_names_a_file_windows_cannot_check_out(title):
+    assert slug(title) not in {"con", "nul", "aux", "com1", "lpt9", "prn"}
+    assert slug(title).startswith(title.lower())
+
+
+@pytest.mark.parametrize("kind", ["con", "nul", "aux", "com1", "lpt3", "prn"])
+def test_a_kind_never_names_a_folder_windows_cannot_check_out(make_store, kind):
+    store = make_store({})
+    with pytest.raises(WriteError, match="Windows reserves"):
+        remember(store, "Title", "Body.", kind)
+    assert not (store.root / kind).exists()
