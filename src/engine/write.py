@@ -296,12 +296,25 @@ def kind_folder(store: Store, kind: str) -> Path:
 # --------------------------------------------------------------------------- atomic writes
 
 
-def temp_file(store: Store, data: bytes, mode: int = 0o644) -> Path:
-    """Write ``data`` to a new temporary file under ``.memsift/tmp`` (invisible to the index
-    and the watcher) and sync it to disk."""
+def staging_folder(store: Store, destination: Path) -> tuple[Path, str]:
+    """Where to write a file bound for ``destination`` (a folder), and the name prefix.
+
+    ``.memsift/tmp`` normally. A link or rename is atomic only within one filesystem, so when
+    ``.memsift`` lives on another (a symlink keeping the index out of a synced folder, a bind
+    mount), the file is staged in ``destination`` itself under a hidden name, which neither the
+    indexer nor the watcher reads."""
     folder = store.state_dir / TEMP_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"write-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+    if os.stat(folder).st_dev == os.stat(destination).st_dev:
+        return folder, "write-"
+    return destination, ".memsift-write-"
+
+
+def temp_file(store: Store, data: bytes, mode: int = 0o644, *, near: Path) -> Path:
+    """Write ``data`` to a new temporary file that can be linked or renamed into the folder
+    ``near`` (see :func:`staging_folder`) and sync it to disk."""
+    folder, prefix = staging_folder(store, near)
+    path = folder / f"{prefix}{os.getpid()}-{secrets.token_hex(6)}.tmp"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         with os.fdopen(fd, "wb", closefd=False) as handle:
@@ -353,14 +366,20 @@ def place_new(temp: Path, target: Path) -> bool:
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
     except FileExistsError:
         return False
-    os.replace(temp, target)
+    try:
+        os.replace(temp, target)
+    except OSError:
+        with suppress(OSError):  # the empty claim is ours: never leave it as a memory
+            if target.lstat().st_size == 0:
+                target.unlink()
+        raise
     return True
 
 
 def write_new_file(store: Store, folder: Path, stem: str, data: bytes) -> Path:
     """Write ``data`` as ``folder/stem.md`` (or ``stem-2.md``…): whole, synced, never over an
     existing file."""
-    temp = temp_file(store, data)
+    temp = temp_file(store, data, near=folder)
     try:
         for number in range(1, MAX_SUFFIX + 1):
             target = folder / (f"{stem}.md" if number == 1 else f"{stem}-{number}.md")
@@ -375,7 +394,7 @@ def write_new_file(store: Store, folder: Path, stem: str, data: bytes) -> Path:
 def replace_file(store: Store, target: Path, data: bytes, expected: os.stat_result) -> None:
     """Atomically replace ``target`` with ``data``, keeping its permission bits; refused when
     the file changed since it was read (another writer's edit must not be lost)."""
-    temp = temp_file(store, data, stat.S_IMODE(expected.st_mode))
+    temp = temp_file(store, data, stat.S_IMODE(expected.st_mode), near=target.parent)
     try:
         now = target.lstat()
         if (now.st_ino, now.st_size, now.st_mtime_ns) != (

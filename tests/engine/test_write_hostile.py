@@ -7,6 +7,10 @@ the field's name; reads for an agent stop at the store's size limit as the CLI's
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from engine.indexer import index_store
@@ -120,3 +124,45 @@ def test_a_kind_never_names_a_folder_windows_cannot_check_out(make_store, kind):
     with pytest.raises(WriteError, match="Windows reserves"):
         remember(store, "Title", "Body.", kind)
     assert not (store.root / kind).exists()
+
+
+def other_filesystem(than: Path) -> Path | None:
+    """A writable folder on another device than ``than`` (tmpfs is usual), or None."""
+    here = os.stat(than).st_dev
+    for candidate in ("/dev/shm", "/run/user", tempfile.gettempdir(), "/var/tmp"):
+        try:
+            if os.stat(candidate).st_dev != here and os.access(candidate, os.W_OK):
+                return Path(tempfile.mkdtemp(prefix="memsift-other-", dir=candidate))
+        except OSError:
+            continue
+    return None
+
+
+@pytest.fixture
+def split_store(make_store, tmp_path):  # type: ignore[no-untyped-def]
+    """A store whose .memsift/ is a link to another filesystem (kept out of a synced folder,
+    say), so a file staged in .memsift/tmp cannot be linked or renamed into the store."""
+    other = other_filesystem(tmp_path)
+    if other is None:
+        pytest.skip("no second writable filesystem to put .memsift/ on")
+    store = make_store({"port.md": "---\ntitle: Port\n---\nPort 6432.\n"})
+    store.state_dir.symlink_to(other)
+    yield store
+    for path in sorted(other.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    other.rmdir()
+
+
+def test_remember_with_memsift_on_another_filesystem_writes_a_whole_file(split_store):
+    key = remember(split_store, "Cross device", "Written whole.", "semantic")
+    assert key == "semantic/cross-device.md"
+    written = parse_memory(key, (split_store.root / key).read_bytes())
+    assert written.body == "Written whole."
+    assert sorted(p.name for p in (split_store.root / "semantic").iterdir()) == ["cross-device.md"]
+
+
+def test_forget_with_memsift_on_another_filesystem_archives_in_place(split_store):
+    assert forget(split_store, "port.md").changed is True
+    after = (split_store.root / "port.md").read_text()
+    assert after == "---\ntitle: Port\narchived: true\n---\nPort 6432.\n"
+    assert sorted(p.name for p in split_store.root.iterdir()) == [".memsift", "port.md"]
