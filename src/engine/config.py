@@ -20,6 +20,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from engine.arm_rules import weight_problem
 from engine.arms import ARMS
@@ -64,6 +65,10 @@ def database_url(value: object) -> str | None:
         return "must be a string: a PostgreSQL URL such as postgresql://host/dbname"
     if not value.startswith(("postgresql://", "postgres://")):
         return "must be a PostgreSQL URL starting postgresql:// (or postgres://)"
+    try:
+        _ = urlsplit(value).port
+    except ValueError:  # the URL itself is never shown: it may hold a password
+        return "has a port that is not a number or an unclosed '[' in its host; check the URL"
     return None
 
 
@@ -226,8 +231,17 @@ def first_problem(data: dict[str, object]) -> str | None:
                 return f"[{section}] {key}: {unknown_key(section, key, tuple(settings))}"
             problem = setting.check(value)
             if problem:
+                if (section, key) == ("database", "url") and isinstance(value, str):
+                    value = without_password(value)
                 return f"[{section}] {key} = {shown(value)}: {problem}"
     return None
+
+
+def without_password(url: str) -> str:
+    """``url`` as it may be quoted in a message: its password, in the user info or a
+    ``password=`` parameter, replaced by ``***``."""
+    url = re.sub(r"^([^/]*//[^/?#@]*?:)[^/?#]*@", r"\1***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 def unknown_key(section: str, key: str, valid: tuple[str, ...]) -> str:

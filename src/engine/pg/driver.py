@@ -39,9 +39,10 @@ def psycopg_module() -> ModuleType:
 
 
 def failure(target: DatabaseTarget, exc: BaseException) -> PgError:
-    """``exc`` of the driver as one line naming the database (never its password)."""
+    """``exc`` of the driver as one line naming the database (never its password: libpq
+    quotes the offending token of a URL it cannot parse, and that token may be the password)."""
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return PgError(f"{target.shown()}: {text}")
+    return PgError(f"{target.shown()}: {target.scrub(text)}")
 
 
 @contextmanager

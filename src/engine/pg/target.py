@@ -7,8 +7,9 @@ so asking costs nothing for a store on SQLite (the default, when no URL is named
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from engine.config import Config, database_url
 
@@ -25,11 +26,38 @@ class DatabaseTarget:
 
     def shown(self) -> str:
         """Where, for messages: host, database and schema, never the user or password."""
-        parts = urlsplit(self.url)
-        host = parts.hostname or "local socket"
-        port = f":{parts.port}" if parts.port else ""
+        try:
+            parts = urlsplit(self.url)
+            host = parts.hostname or "local socket"
+            port = f":{parts.port}" if parts.port else ""
+        except ValueError:  # a port that is not a number, an unclosed [IPv6 address
+            return f"PostgreSQL (unreadable URL), schema {self.schema}"
         name = parts.path.lstrip("/") or "(default database)"
         return f"PostgreSQL {host}{port}/{name}, schema {self.schema}"
+
+    def secrets(self) -> list[str]:
+        """The password as written in the URL (user info or ``password=``), and decoded."""
+        found: list[str] = []
+        userinfo = self.url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[0]
+        if ":" in userinfo:
+            found.append(userinfo.split(":", 1)[1])
+        for name, value in parse_qsl(self.url.partition("?")[2], keep_blank_values=True):
+            if name == "password":
+                found.append(value)
+        found.extend(re.findall(r"[?&]password=([^&#]*)", self.url))
+        found += [unquote(text) for text in found]
+        return sorted({text for text in found if text}, key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the password (and any 4+ character piece of it quoted by libpq)
+        replaced by ``***``."""
+        secrets = self.secrets()
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        for quoted in re.findall(r'"([^"]{4,})"', text):  # a token libpq quotes: part of it?
+            if any(quoted in secret for secret in secrets):
+                text = text.replace(f'"{quoted}"', '"***"')
+        return text
 
 
 class TargetError(ValueError):
