@@ -18,6 +18,7 @@ the catch-up scan begins, so a change is either seen by the scan or reported by 
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +66,7 @@ class Freshness:
         self._pending: set[str] = set()
         self._folders: set[str] = set()
         self._catch_up = True
+        self._gone = False
         self._vectors_wanted = threading.Event()
         self._watching = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -122,11 +124,43 @@ class Freshness:
 
     # ------------------------------------------------------------------ threads
 
+    def _root_identity(self) -> tuple[int, int] | None:
+        """(device, inode) of the store folder, or None when it is gone (or not a folder)."""
+        try:
+            info = os.stat(self.store.root)
+        except OSError:
+            return None
+        return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
+
+    def _await_root(self) -> tuple[int, int] | None:
+        """The store folder's identity once it exists; while it is gone, say so once and wait.
+        A folder that comes back (``rm -rf`` then ``git clone``) is a new folder: catch up."""
+        identity = self._root_identity()
+        if identity is not None:
+            return identity
+        self._watching.clear()
+        self._gone = True
+        self.last_error = f"the store folder {self.store.root} is gone; waiting for it to return"
+        self.log(f"{self.last_error}")
+        while identity is None and not self._stop.wait(0.5):
+            identity = self._root_identity()
+        if identity is not None:
+            self.log(f"the store folder {self.store.root} is back: catching up")
+            self.last_error = None
+            with self._wake:
+                self._catch_up = True
+                self._gone = False
+                self._wake.notify_all()
+        return identity
+
     def _watch_loop(self) -> None:
         import watchfiles
 
         root = str(self.store.root)
         while not self._stop.is_set():
+            identity = self._await_root()
+            if identity is None:
+                return
             try:
                 for changes in watchfiles.watch(
                     root,
@@ -138,6 +172,8 @@ class Freshness:
                     yield_on_timeout=True,
                     raise_interrupt=False,
                 ):
+                    if self._root_identity() != identity:  # deleted or replaced: rewatch
+                        break
                     self._watching.set()
                     keys: set[str] = set()
                     folders: set[str] = set()
@@ -185,6 +221,14 @@ class Freshness:
         if self.watch:  # see the module docstring: watch first, then scan
             self._watching.wait(timeout=10)
         while not self._stop.is_set():
+            if self._gone or self._root_identity() is None:
+                # Indexing now would make the folder again (an index needs .memsift/): drop
+                # the deletion's events; the catch-up when it returns rescans everything.
+                with self._wake:
+                    self._pending.clear()
+                    self._folders.clear()
+                    self._wake.wait(timeout=0.5)
+                continue
             if self._catch_up:
                 try:
                     report = index_store(self.store, embed=False)

@@ -49,7 +49,7 @@ from engine.indexer import (
     write_files,
 )
 from engine.pg.target import database_target
-from engine.store import Candidate, Store, is_memory_name
+from engine.store import Candidate, Store, StoreError, is_memory_name
 
 #: Chunks embedded per transaction by the background filler: small, so a search waiting for
 #: the shared embedder waits for at most one such batch.
@@ -187,6 +187,8 @@ def open_for_writing(store: Store) -> apsw.Connection:
     """The index, made if missing. An existing index of the current layout is opened without
     re-running its schema script: that script reads before it writes, which fails at once with
     "database is locked" when another process commits in between (see :func:`immediate`)."""
+    if not store.root.is_dir():  # making the index would make the deleted folder again
+        raise StoreError(f"{store.root}: the store folder is gone")
     if store.index_path.exists():
         conn = open_index(store.index_path)
         if read_meta(conn, "schema_version") == INDEX_SCHEMA_VERSION:

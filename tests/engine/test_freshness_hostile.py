@@ -1,0 +1,91 @@
+"""The watcher against what users and their tools really do to a folder: a file saved fifty
+times a second, an editor's save dance and swap files, a renamed folder, and the store folder
+itself deleted (and made again, as `rm -rf` then `git clone` does)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from test_freshness import LEXICAL, eventually, indexed
+
+from engine.db import open_index
+from engine.freshness import Freshness
+
+
+@pytest.fixture
+def watched(make_store):  # type: ignore[no-untyped-def]
+    store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
+    freshness = Freshness(store, debounce_ms=60)
+    freshness.start()
+    assert freshness.caught_up.wait(30)
+    yield store, freshness
+    freshness.stop()
+
+
+def texts(store) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    if not store.index_path.exists():
+        return {}
+    conn = open_index(store.index_path)
+    try:
+        return dict(
+            conn.execute(
+                "SELECT f.path, group_concat(c.text, ' ') FROM files f "
+                "JOIN chunks c ON c.file_id = f.id GROUP BY f.path"
+            )
+        )
+    finally:
+        conn.close()
+
+
+def test_a_file_saved_fifty_times_in_a_row_ends_indexed_as_last_saved(watched):
+    store, _ = watched
+    path = store.root / "facts" / "hot.md"
+    for version in range(50):
+        path.write_text(f"Hot memory, version {version}.\n")
+    assert eventually(lambda: "version 49" in texts(store).get("facts/hot.md", ""))
+
+
+def test_an_editors_save_dance_leaves_only_the_memory(watched):
+    """vim: rename to a backup, write anew, delete the backup; a swap file and emacs' lock
+    link and autosave file beside it."""
+    store, freshness = watched
+    folder = store.root / "facts"
+    (folder / "port.md").rename(folder / "port.md~")
+    (folder / ".port.md.swp").write_bytes(b"\x00swap")
+    (folder / ".#port.md").symlink_to("user@host.4242:1700000000")
+    (folder / "#port.md#").write_text("autosave\n")
+    (folder / "port.md").write_text("Port 7777.\n")
+    (folder / "port.md~").unlink()
+    assert eventually(lambda: "7777" in texts(store).get("facts/port.md", ""))
+    assert indexed(store) == {"facts/port.md"}
+    assert freshness.status()["last_error"] is None
+
+
+def test_a_folder_renamed_inside_the_store_moves_its_memories(watched):
+    store, _ = watched
+    (store.root / "facts").rename(store.root / "known")
+    assert eventually(lambda: indexed(store) == {"known/port.md"})
+
+
+def test_a_deleted_store_folder_is_reported_and_never_made_again(watched):
+    store, freshness = watched
+    shutil.rmtree(store.root)
+    assert eventually(lambda: "is gone" in (freshness.status()["last_error"] or ""))
+    assert freshness.status()["watching"] is False
+    assert eventually(lambda: freshness.status()["pending_files"] == 0)
+    # the deletion's events are handled by now: nothing wrote the folder back
+    assert not os.path.lexists(store.root)
+
+
+def test_a_store_folder_deleted_and_made_again_is_watched_again(watched):
+    store, freshness = watched
+    shutil.rmtree(store.root)
+    assert eventually(lambda: "is gone" in (freshness.status()["last_error"] or ""))
+    (store.root / "notes").mkdir(parents=True)
+    (store.root / "notes" / "back.md").write_text("Back again.\n")
+    assert eventually(lambda: indexed(store) == {"notes/back.md"})
+    (store.root / "notes" / "later.md").write_text("Written after the catch-up.\n")
+    assert eventually(lambda: indexed(store) == {"notes/back.md", "notes/later.md"})
+    assert freshness.status()["watching"] is True
