@@ -15,13 +15,13 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import apsw
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from engine.freshness import Freshness
 from engine.scope import ScopeSpec
@@ -199,9 +199,33 @@ Path_ = Annotated[
 ]
 
 
+def argument_problems(error: ValidationError) -> str:
+    """A validator's report as one line: each bad argument's name and what it should be,
+    without the rejected value (an agent's query may be long, or private)."""
+    parts = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        parts.append(f"{where}: {problem['msg']}")
+    return "; ".join(parts)
+
+
+class MemoryServer(MCPServer):
+    """The SDK's server, with bad arguments refused in one line naming each argument (the
+    SDK's own message is the validator's multi-line report, ending with a web link)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                problems = argument_problems(exc.__cause__)
+                raise ToolError(f"{name}: bad arguments: {problems}") from exc.__cause__
+            raise
+
+
 def build_server(service: MemoryService) -> MCPServer:
     """The MCP server with memsift's tools (and memory files as resources)."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = MemoryServer(
         SERVER_NAME,
         title="memsift memory",
         instructions=INSTRUCTIONS,

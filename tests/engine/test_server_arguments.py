@@ -1,0 +1,67 @@
+"""Malformed tool arguments, as an agent sends them, answered in one line.
+
+The server's tools run in process here (no stdio, no model): what matters is the message the
+agent reads back, which must say in one line which argument to change, like every other error
+memsift gives, not a validator's multi-line report with a link to its documentation.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from engine.indexer import index_store
+from engine.mcp_server import build_server
+from engine.service import MemoryService
+
+
+@pytest.fixture
+def server(make_store):  # type: ignore[no-untyped-def]
+    store = make_store(
+        {
+            ".memsift/config.toml": '[embedder]\nmodel = "none"\n',
+            "facts/port.md": "---\ntitle: Port\n---\nStaging listens on 6432.\n",
+        }
+    )
+    index_store(store)
+    return build_server(MemoryService(store))
+
+
+def refusal(server, tool: str, arguments: dict[str, object]) -> str:  # type: ignore[no-untyped-def]
+    async def call() -> None:
+        await server.call_tool(tool, arguments)
+
+    with pytest.raises(ToolError) as refused:
+        anyio.run(call)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "names"),
+    [
+        ("memory_search", {"query": "x", "limit": 0}, "limit"),
+        ("memory_search", {"query": "x", "limit": "many"}, "limit"),
+        ("memory_search", {"query": ["a", "b"]}, "query"),
+        ("memory_search", {"query": "x", "kinds": "episodic"}, "kinds"),
+        ("memory_search", {"query": "x", "tags": ["t"] * 10_000}, "tags"),
+        ("memory_search", {"query": "x" * 2001}, "query"),
+        ("memory_read", {"path": 42}, "path"),
+        ("memory_read", {"path": "facts/port.md", "offset": -1}, "offset"),
+        ("memory_remember", {"title": "T"}, "body"),
+        ("memory_remember", {"title": "T", "body": "B", "tags": [""]}, "tags.0"),
+        ("memory_remember", {"title": "T", "body": "B", "kind": "Bad Kind!"}, "kind"),
+        ("memory_reinforce", {"path": "facts/port.md", "outcome": 0}, "outcome"),
+    ],
+)
+def test_a_malformed_argument_is_one_line_naming_it(server, tool, arguments, names):
+    message = refusal(server, tool, arguments)
+    assert "\n" not in message, message
+    assert f"{names}:" in message
+    assert "https://" not in message and "Arguments" not in message
+
+
+def test_a_malformed_argument_is_not_echoed_back_whole(server):
+    message = refusal(server, "memory_search", {"query": "secret " * 1000})
+    assert "secret secret" not in message
+    assert len(message) < 300
