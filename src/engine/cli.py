@@ -282,6 +282,11 @@ def search_command(
       memsift search "rotation" --sql
     """
     store = get_store(ctx)
+    if not query.strip():  # as the server refuses it: recency alone is `memsift list`
+        fail(
+            "the query is empty; say what to look for, in words (`memsift list` shows recent "
+            "memories)"
+        )
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
         result = search(
@@ -474,8 +479,22 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         emit(info)
         return
+    width = max(map(len, info), default=0)
     for key, value in info.items():
-        click.echo(f"{key:>17}: {printable(str(value))}")
+        click.echo(f"{key:>{width}}: {printable(plain(value))}")
+
+
+def plain(value: object) -> str:
+    """A status value as a person reads it (``--json`` keeps the exact values)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {plain(item)}" for key, item in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(item) for item in value) or "none"
+    return str(value)
 
 
 @cli.group(name="state")

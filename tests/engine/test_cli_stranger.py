@@ -1,0 +1,46 @@
+"""What a new user trips over on the command line, following the README on their own notes:
+an empty query that answered with ten strangers, and a status that spoke Python."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    (root / ".memsift").mkdir(parents=True)
+    (root / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    for n in range(12):
+        (root / f"note-{n}.md").write_text(f"# Note {n}\n\nSomething about topic {n}.\n")
+    assert run("--store", str(root), "index").exit_code == 0
+    return root
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\t\n"])
+def test_an_empty_query_is_bad_input_not_ten_recent_memories(store, query):
+    result = run("--store", str(store), "search", query)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("memsift: the query is empty")
+    assert "memsift list" in result.stderr
+
+
+def test_status_speaks_to_people_not_in_python_reprs(store):
+    result = run("--store", str(store), "status")
+    assert result.exit_code == 0
+    text = result.stdout
+    for python in ("None", "{'", "[]", "True", "False"):
+        assert python not in text, (python, text)
+    assert "changes: added 0, modified 0, removed 0" in text
+    widths = {line.index(":") for line in text.splitlines()}
+    assert len(widths) == 1, text  # every key right-aligned to one column
