@@ -8,7 +8,12 @@ the field's name; reads for an agent stop at the store's size limit as the CLI's
 from __future__ import annotations
 
 import os
+import random
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +171,38 @@ def test_forget_with_memsift_on_another_filesystem_archives_in_place(split_store
     after = (split_store.root / "port.md").read_text()
     assert after == "---\ntitle: Port\narchived: true\n---\nPort 6432.\n"
     assert sorted(p.name for p in split_store.root.iterdir()) == [".memsift", "port.md"]
+
+
+FORGETTER = """
+import sys
+from engine.store import open_store
+from engine.write import forget
+store = open_store(sys.argv[1])
+print("ready", flush=True)
+while True:
+    forget(store, "big.md")
+    forget(store, "big.md", archived=False)
+"""
+
+
+def test_sigkill_during_forget_leaves_the_memory_whole_in_one_state_or_the_other(make_store):
+    """A process archives and unarchives a 2 MB memory without pause and is killed at random
+    moments: the file is always exactly the original or exactly the archived text."""
+    original = "---\ntitle: Big   # a comment\nkind: semantic\n---\n" + "All the words. " * 140_000
+    store = make_store({".memsift/config.toml": '[embedder]\nmodel = "none"\n', "big.md": original})
+    archived = original.replace("kind: semantic\n", "kind: semantic\narchived: true\n")
+    unarchived = original.replace("kind: semantic\n", "kind: semantic\narchived: false\n")
+    rng = random.Random(7)
+    src = Path(__file__).resolve().parents[2] / "src"
+    for _ in range(8):
+        with subprocess.Popen(
+            [sys.executable, "-c", FORGETTER, str(store.root)],
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(src)},
+        ) as child:
+            assert child.stdout is not None
+            assert child.stdout.readline() == b"ready\n"
+            time.sleep(rng.uniform(0.05, 0.6))
+            child.send_signal(signal.SIGKILL)
+        assert (store.root / "big.md").read_text() in (original, archived, unarchived)
+        assert sorted(p.name for p in store.root.iterdir()) == [".memsift", "big.md"]
