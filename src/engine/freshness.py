@@ -248,7 +248,10 @@ class Freshness:
                 keys, self._pending = self._pending, set()
                 folders, self._folders = self._folders, set()
             try:
-                keys |= self._inside(folders)
+                # A key that is not a file may be a folder named like a memory (notes.md/),
+                # moved in or out whole: list what it holds, or held, as for any folder.
+                maybe = {key for key in keys if not (self.store.root / key).is_file()}
+                keys |= self._inside(folders | maybe)
                 report = index_paths(self.store, keys)
             except Exception as exc:
                 self._failed("indexing changed files", exc)

@@ -89,3 +89,15 @@ def test_a_store_folder_deleted_and_made_again_is_watched_again(watched):
     (store.root / "notes" / "later.md").write_text("Written after the catch-up.\n")
     assert eventually(lambda: indexed(store) == {"notes/back.md", "notes/later.md"})
     assert freshness.status()["watching"] is True
+
+
+def test_a_folder_named_like_a_memory_is_indexed_and_removed_whole(watched, tmp_path):
+    """Moved in, a folder is one event, and its name ends in .md: it is still a folder."""
+    store, _ = watched
+    outside = tmp_path / "archive.md"
+    outside.mkdir()
+    (outside / "inner.md").write_text("Inside a folder called archive.md.\n")
+    shutil.move(str(outside), str(store.root / "archive.md"))
+    assert eventually(lambda: "archive.md/inner.md" in indexed(store))
+    shutil.move(str(store.root / "archive.md"), str(tmp_path / "archive.md"))
+    assert eventually(lambda: indexed(store) == {"facts/port.md"})
