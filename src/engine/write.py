@@ -460,6 +460,11 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     if before.archived == archived:
         index_paths(store, [key])
         return ArchiveResult(key, changed=False)
+    if not info.st_mode & 0o222:  # a rename would replace it anyway: respect the owner's lock
+        raise WriteError(
+            f"{key}: the file is read-only (mode {stat.S_IMODE(info.st_mode):o}); make it "
+            "writable to archive it"
+        )
     updated = set_archived(key, data, archived)
     try:
         after = parse_memory(key, updated)

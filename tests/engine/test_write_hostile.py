@@ -206,3 +206,14 @@ def test_sigkill_during_forget_leaves_the_memory_whole_in_one_state_or_the_other
             child.send_signal(signal.SIGKILL)
         assert (store.root / "big.md").read_text() in (original, archived, unarchived)
         assert sorted(p.name for p in store.root.iterdir()) == [".memsift", "big.md"]
+
+
+def test_forget_refuses_a_read_only_memory_and_leaves_it(make_store):
+    """Replacing a file needs only its folder to be writable: a memory its owner made
+    read-only (chmod a-w) would be rewritten behind their back."""
+    store = make_store({"kept.md": "---\ntitle: Kept\n---\nDo not touch.\n"})
+    path = store.root / "kept.md"
+    path.chmod(0o444)
+    with pytest.raises(WriteError, match="read-only"):
+        forget(store, "kept.md")
+    assert path.read_text() == "---\ntitle: Kept\n---\nDo not touch.\n"
