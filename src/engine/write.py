@@ -24,6 +24,7 @@ import os
 import re
 import secrets
 import stat
+import time
 import unicodedata
 from contextlib import suppress
 from dataclasses import dataclass
@@ -296,6 +297,35 @@ def kind_folder(store: Store, kind: str) -> Path:
 # --------------------------------------------------------------------------- atomic writes
 
 
+#: A temporary file this old whose writer is gone was left by a killed write.
+STALE_TEMP_S = 600
+TEMP_NAME = re.compile(r"write-(\d+)-[0-9a-f]+\.tmp")
+
+
+def clear_stale_temps(folder: Path) -> None:
+    """Remove temporary files of writers that were killed mid-write (each may hold up to the
+    size limit), and only those: a name of ours, a process id that no longer runs here, and
+    older than any write takes (a store on a shared disk may have writers on other hosts)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        match = TEMP_NAME.fullmatch(entry.name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if now - entry.stat(follow_symlinks=False).st_mtime < STALE_TEMP_S:
+                continue
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            with suppress(OSError):
+                os.unlink(entry.path)
+        except (OSError, OverflowError):
+            continue  # alive (perhaps another user's), or unreadable: leave it
+
+
 def staging_folder(store: Store, destination: Path) -> tuple[Path, str]:
     """Where to write a file bound for ``destination`` (a folder), and the name prefix.
 
@@ -305,6 +335,7 @@ def staging_folder(store: Store, destination: Path) -> tuple[Path, str]:
     indexer nor the watcher reads."""
     folder = store.state_dir / TEMP_DIR
     folder.mkdir(parents=True, exist_ok=True)
+    clear_stale_temps(folder)
     if os.stat(folder).st_dev == os.stat(destination).st_dev:
         return folder, "write-"
     return destination, ".memsift-write-"

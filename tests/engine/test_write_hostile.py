@@ -217,3 +217,25 @@ def test_forget_refuses_a_read_only_memory_and_leaves_it(make_store):
     with pytest.raises(WriteError, match="read-only"):
         forget(store, "kept.md")
     assert path.read_text() == "---\ntitle: Kept\n---\nDo not touch.\n"
+
+
+def test_a_write_clears_temporary_files_left_by_killed_writers_and_nothing_else(make_store):
+    """A writer killed mid-write leaves its temporary file (up to the size limit) behind; the
+    next write removes those of dead processes once they are old, and nothing else."""
+    store = make_store({})
+    tmp = store.state_dir / "tmp"
+    tmp.mkdir(parents=True)
+    hour_ago = time.time() - 3600
+    names = {
+        "dead_old": "write-999999999-0a1b2c.tmp",  # no such process, an hour old: removed
+        "dead_new": "write-999999998-0a1b2c.tmp",  # no such process but just written: kept
+        "alive_old": f"write-{os.getppid()}-0a1b2c.tmp",  # a live process: kept
+        "other": "notes.txt",  # not a memsift temporary file: kept
+    }
+    for label, name in names.items():
+        (tmp / name).write_bytes(b"x" * 100)
+        if label != "dead_new":
+            os.utime(tmp / name, (hour_ago, hour_ago))
+    remember(store, "Fresh", "A new memory.", "semantic")
+    left = {path.name for path in tmp.iterdir()}
+    assert left == {names["dead_new"], names["alive_old"], names["other"]}
