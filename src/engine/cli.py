@@ -697,6 +697,8 @@ def remember(
         emit({"path": key})
     else:
         click.echo(key)
+    if key.split("/", 1)[0] == "task":
+        warn("tasks are out of default searches and lists; find it with --kind task")
 
 
 @cli.command()

@@ -44,3 +44,17 @@ def test_status_speaks_to_people_not_in_python_reprs(store):
     assert "changes: added 0, modified 0, removed 0" in text
     widths = {line.index(":") for line in text.splitlines()}
     assert len(widths) == 1, text  # every key right-aligned to one column
+
+
+def test_remembering_a_task_says_where_to_find_it_again(store):
+    """Tasks are out of default searches: a user who remembers one and searches for it would
+    find nothing without being told (the server's answer says so; the CLI did not)."""
+    result = CliRunner().invoke(
+        cli,
+        ["--store", str(store), "remember", "--title", "Renew the cert", "--kind", "task"],
+        input="Before November.\n",
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0
+    assert result.stdout == "task/renew-the-cert.md\n"
+    assert "--kind task" in result.stderr
