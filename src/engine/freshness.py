@@ -141,26 +141,34 @@ class Freshness:
         self._watching.clear()
         self._gone = True
         self.last_error = f"the store folder {self.store.root} is gone; waiting for it to return"
-        self.log(f"{self.last_error}")
+        self.log(self.last_error)
         while identity is None and not self._stop.wait(0.5):
             identity = self._root_identity()
         if identity is not None:
-            self.log(f"the store folder {self.store.root} is back: catching up")
-            self.last_error = None
-            with self._wake:
-                self._catch_up = True
-                self._gone = False
-                self._wake.notify_all()
+            self._catch_up_again("is back")
         return identity
+
+    def _catch_up_again(self, why: str) -> None:
+        """A store folder that is not the one watched so far: index it afresh."""
+        self.log(f"the store folder {self.store.root} {why}: catching up")
+        self.last_error = None
+        with self._wake:
+            self._catch_up = True
+            self._gone = False
+            self._wake.notify_all()
 
     def _watch_loop(self) -> None:
         import watchfiles
 
         root = str(self.store.root)
+        identity = None
         while not self._stop.is_set():
-            identity = self._await_root()
-            if identity is None:
+            current = self._await_root()
+            if current is None:
                 return
+            if identity is not None and current != identity and not self._catch_up:
+                self._catch_up_again("was replaced by another folder")
+            identity = current
             try:
                 for changes in watchfiles.watch(
                     root,

@@ -101,3 +101,12 @@ def test_a_folder_named_like_a_memory_is_indexed_and_removed_whole(watched, tmp_
     assert eventually(lambda: "archive.md/inner.md" in indexed(store))
     shutil.move(str(store.root / "archive.md"), str(tmp_path / "archive.md"))
     assert eventually(lambda: indexed(store) == {"facts/port.md"})
+
+
+def test_a_store_folder_replaced_by_another_is_caught_up_with(watched, tmp_path):
+    """`mv notes notes.old && git clone … notes`: the same path, another folder."""
+    store, _ = watched
+    store.root.rename(tmp_path / "old-store")
+    (store.root / "cloned").mkdir(parents=True)
+    (store.root / "cloned" / "fresh.md").write_text("From the new clone.\n")
+    assert eventually(lambda: indexed(store) == {"cloned/fresh.md"})
