@@ -841,3 +841,7 @@ def main() -> None:
             err=True,
         )
         sys.exit(2)
+
+
+if __name__ == "__main__":  # python -m engine.cli, as from a checkout without the script
+    main()

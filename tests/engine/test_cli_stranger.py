@@ -3,6 +3,9 @@ an empty query that answered with ten strangers, and a status that spoke Python.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +61,18 @@ def test_remembering_a_task_says_where_to_find_it_again(store):
     assert result.exit_code == 0
     assert result.stdout == "task/renew-the-cert.md\n"
     assert "--kind task" in result.stderr
+
+
+def test_python_dash_m_engine_cli_runs_the_cli():
+    """The helpers' brief and a checkout without the console script run `python -m
+    engine.cli`; the module ran nothing and printed nothing."""
+    src = Path(__file__).resolve().parents[2] / "src"
+    done = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "--version"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(src)},
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("memsift ")
