@@ -14,10 +14,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from engine.db import open_index
 from engine.indexer import index_store
 from engine.memory import parse_memory
 from engine.service import MemoryService
@@ -239,3 +241,22 @@ def test_a_write_clears_temporary_files_left_by_killed_writers_and_nothing_else(
     remember(store, "Fresh", "A new memory.", "semantic")
     left = {path.name for path in tmp.iterdir()}
     assert left == {names["dead_new"], names["alive_old"], names["other"]}
+
+
+def test_concurrent_remembers_of_one_title_each_get_a_file_of_their_own(make_store):
+    """An agent firing calls in parallel: twelve threads remember under one title at once;
+    each gets its own whole file, none replaced, and the index holds all twelve."""
+    store = make_store({".memsift/config.toml": '[embedder]\nmodel = "none"\n'})
+    index_store(store)
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        keys = list(
+            pool.map(lambda n: remember(store, "Same title", f"Body {n}.", "semantic"), range(12))
+        )
+    assert len(set(keys)) == 12
+    bodies = {parse_memory(k, (store.root / k).read_bytes()).body for k in keys}
+    assert bodies == {f"Body {n}." for n in range(12)}
+    conn = open_index(store.index_path)
+    try:
+        assert {p for (p,) in conn.execute("SELECT path FROM files")} == set(keys)
+    finally:
+        conn.close()
