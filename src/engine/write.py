@@ -540,7 +540,7 @@ def set_archived(key: str, data: bytes, archived: bool) -> bytes:
     text = data[len(bom) :].decode("utf-8")
     first_end = text.find("\n")
     newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
-    opening = re.match(r"---[ \t]*\r?\n", text)
+    opening = re.match(r"---\r?\n", text)  # as split_front_matter opens it: nothing else
     if opening:
         close = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE).search(text, opening.end())
         if close is None:

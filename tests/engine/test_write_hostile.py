@@ -260,3 +260,12 @@ def test_concurrent_remembers_of_one_title_each_get_a_file_of_their_own(make_sto
         assert {p for (p,) in conn.execute("SELECT path FROM files")} == set(keys)
     finally:
         conn.close()
+
+
+def test_forget_reads_front_matter_exactly_as_the_indexer_does():
+    """'--- ' with a trailing space opens no front matter for the indexer (it is body text), so
+    forget adds front matter of its own instead of refusing with advice that cannot work."""
+    data = b"--- \ntitle: X\n---\nBody.\n"
+    after = set_archived("a.md", data, True)
+    assert after == b"---\narchived: true\n---\n\n" + data
+    assert parse_memory("a.md", after).body == parse_memory("a.md", data).body
