@@ -17,12 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 import apsw
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
+from engine import stdio_pipes
 from engine.freshness import Freshness
 from engine.scope import ScopeSpec
 from engine.service import (
@@ -397,6 +399,27 @@ def interrupted(log: Callable[[str], None]) -> None:
     os._exit(130)
 
 
+def run_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout: on the event loop itself when they are pipes (see
+    :mod:`engine.stdio_pipes`), else through the SDK's own stdio transport."""
+    # The SDK's MCPServer.run_stdio_async is exactly this with its threaded streams; the
+    # low-level server is reached the same way it does (mcp pinned to 2.x).
+    lowlevel = getattr(server, "_lowlevel_server", None)
+    if lowlevel is None or not stdio_pipes.usable():
+        server.run("stdio")
+        return
+    anyio.run(serve_pipes, lowlevel)
+
+
+async def serve_pipes(lowlevel) -> None:  # type: ignore[no-untyped-def]
+    from mcp.server.stdio import stdio_server
+
+    with stdio_pipes.claimed() as (wire_in, wire_out):
+        reader, writer = stdio_pipes.LineReader(wire_in), stdio_pipes.LineWriter(wire_out)
+        async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
 def serve(store: Store, *, watch: bool = True) -> None:
     """Serve ``store`` over stdio until the client closes the connection."""
 
@@ -410,7 +433,7 @@ def serve(store: Store, *, watch: bool = True) -> None:
     freshness.start()
     threading.Thread(target=service.warm, name="memsift-warm", daemon=True).start()
     try:
-        server.run("stdio")
+        run_stdio(server)
     finally:
         freshness.stop()
         service.close()

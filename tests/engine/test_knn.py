@@ -166,3 +166,49 @@ def test_a_process_keeps_the_matrices_of_a_few_indexes_only(make_store, hash_emb
             conn.close()
     assert len(knn._cache) <= knn.CACHED_INDEXES
     assert paths[-1] in knn._cache and paths[0] not in knn._cache
+
+
+def unit_rows(count: int, dim: int = 48) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    rows = rng.standard_normal((count, dim), dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    query = rng.standard_normal(dim).astype(np.float32)
+    return rows, query / np.linalg.norm(query)
+
+
+def blas_threads() -> list[int]:
+    return [lib["num_threads"] for lib in knn.blas_controller().info()]
+
+
+@pytest.mark.parametrize("count", [1, 7, 4099, 10_003])
+def test_the_distances_do_not_depend_on_how_many_slices_compute_them(count, monkeypatch):  # type: ignore[no-untyped-def]
+    """A store's ranking must not change with the machine's core count: every slicing gives
+    every row the bits one thread gives it (BLAS's own threads did not, near their cuts)."""
+    rows, query = unit_rows(count)
+    with knn.blas_controller().limit(limits=1):
+        reference = rows @ query
+    for slices in (1, 2, 3, 4):
+        monkeypatch.setattr(knn, "slice_count", lambda _rows, n=slices: n)
+        assert np.array_equal(knn.similarities(rows, query), reference)
+
+
+def test_a_product_leaves_blas_threads_as_it_found_them():  # type: ignore[no-untyped-def]
+    before = blas_threads()
+    rows, query = unit_rows(20_000)
+    knn.similarities(rows, query)
+    assert blas_threads() == before
+
+
+def test_blas_runs_on_one_thread_inside_a_product(monkeypatch):  # type: ignore[no-untyped-def]
+    """OpenBLAS's workers spin for a while after each call: the product keeps them out."""
+    seen: list[list[int]] = []
+    real = np.matmul
+
+    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(knn.np, "matmul", watched)
+    rows, query = unit_rows(20_000)
+    knn.similarities(rows, query)
+    assert seen and all(threads == [1] * len(threads) for threads in seen)

@@ -1,0 +1,104 @@
+"""The server's stdin and stdout on the event loop: whole lines in, whole answers out, and a
+stray print kept off the wire."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import anyio
+
+from engine.stdio_pipes import LineReader, LineWriter
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def read_lines(chunks: list[bytes]) -> list[str]:
+    """Every line a LineReader yields while ``chunks`` are written one by one, then EOF."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+
+    def feed() -> None:
+        for chunk in chunks:
+            os.write(write_end, chunk)
+        os.close(write_end)
+
+    async def collect() -> list[str]:
+        return [line async for line in LineReader(read_end)]
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        return anyio.run(collect)
+    finally:
+        feeder.join()
+        os.close(read_end)
+
+
+def test_a_character_split_across_two_reads_arrives_whole():
+    text = '{"q": "café"}\n'.encode()
+    cut = text.index("é".encode()) + 1
+    assert read_lines([text[:cut], text[cut:]]) == ['{"q": "café"}\n']
+
+
+def test_lines_arriving_together_come_out_one_by_one():
+    assert read_lines([b"one\ntwo\nthr", b"ee\n"]) == ["one\n", "two\n", "three\n"]
+
+
+def test_a_last_line_without_a_newline_is_not_lost():
+    assert read_lines([b"one\n", b"last"]) == ["one\n", "last"]
+
+
+def test_undecodable_bytes_are_replaced_not_raised():
+    assert read_lines([b"\xff ok\n"]) == ["\ufffd ok\n"]
+
+
+def test_an_answer_larger_than_the_pipe_is_written_whole():
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    answer = "x" * 300_000 + "\n"
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 4096):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+
+    async def send() -> None:
+        writer = LineWriter(write_end)
+        await writer.write(answer)
+        await writer.flush()
+
+    try:
+        anyio.run(send)
+    finally:
+        os.close(write_end)
+        reader.join()
+        os.close(read_end)
+    assert received.decode() == answer
+
+
+def test_a_stray_print_goes_to_stderr_while_the_wire_is_claimed():
+    script = (
+        "import os\n"
+        "from engine.stdio_pipes import claimed\n"
+        "with claimed() as (wire_in, wire_out):\n"
+        "    print('stray', flush=True)\n"
+        "    os.write(wire_out, b'wire\\n')\n"
+        "print('after', flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        check=True,
+    )
+    assert done.stdout == "wire\nafter\n"
+    assert done.stderr == "stray\n"
