@@ -8,6 +8,7 @@ import pytest
 
 from engine import state as state_plane
 from engine.indexer import index_store
+from engine.pg.ownership import ForeignSchema
 from engine.search import search
 from engine.status import stale_state_paths
 from engine.store import open_store
@@ -38,12 +39,6 @@ def test_stores_in_their_own_schemas_of_one_database_never_see_each_other(
     assert state_plane.lookup(alpha, "alpha.md").outcome_score > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: a schema does not know which store it belongs to, so a second store on "
-    "the same schema removes the first one's memories from the index (and `state prune` then "
-    "deletes its access rows); the guard belongs in engine/pg/indexer.py",
-)
 def test_a_second_store_on_the_same_schema_leaves_the_first_ones_memories(
     tmp_path, pg_url, monkeypatch
 ):
@@ -56,4 +51,43 @@ def test_a_second_store_on_the_same_schema_leaves_the_first_ones_memories(
     except ValueError as refused:  # refusing, naming the schema, is a fine answer too
         assert "schema memsift" in str(refused)
     assert [h.path for h in search(alpha, "store holds").hits] == ["alpha.md"]
-    assert "alpha.md" not in stale_state_paths(beta)
+
+
+def test_a_second_stores_index_run_on_the_same_schema_is_refused_naming_it(
+    tmp_path, pg_url, monkeypatch
+):
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    alpha, beta = make(tmp_path, "alpha", None), make(tmp_path, "beta", None)
+    index_store(alpha)
+
+    with pytest.raises(ForeignSchema, match=r"schema memsift.*'alpha.md'.*\[database\] schema"):
+        index_store(beta)
+    assert [h.path for h in search(alpha, "store holds").hits] == ["alpha.md"]
+
+
+def test_a_second_stores_prune_on_the_same_schema_deletes_no_state_row(
+    tmp_path, pg_url, monkeypatch
+):
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    alpha, beta = make(tmp_path, "alpha", None), make(tmp_path, "beta", None)
+    index_store(alpha)
+    state_plane.reinforce(alpha, "alpha.md", 1)
+
+    with pytest.raises(ForeignSchema, match="pruning refused"):
+        state_plane.prune(beta, stale_state_paths(beta))
+    assert state_plane.lookup(alpha, "alpha.md").outcome_score > 0
+
+
+def test_a_store_whose_files_were_mostly_renamed_still_indexes_into_its_schema(
+    tmp_path, pg_url, monkeypatch
+):
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    alpha = make(tmp_path, "alpha", None)
+    (alpha.root / "kept.md").write_text("# Kept\n\nStays where it was.\n")
+    index_store(alpha)
+    (alpha.root / "alpha.md").rename(alpha.root / "renamed.md")
+
+    report = index_store(alpha)
+
+    assert report.removed == ["alpha.md"]
+    assert sorted(h.path for h in search(alpha, "store holds").hits) == ["renamed.md"]

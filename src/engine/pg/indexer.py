@@ -26,6 +26,7 @@ from engine.indexer import (
 )
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
+from engine.pg.ownership import refuse_foreign
 from engine.pg.schema import ensure_schema
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
@@ -65,6 +66,8 @@ def run(
     seen: set[str] = set()
     touched: list[tuple[int, str, str]] = []
     candidates = list(walk(store))
+    keys = {c.key for c in candidates}
+    refuse_foreign(conn.target, store.root, known.keys(), keys.__contains__, "this index run")
     changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
     for batch in batched(changed, WRITE_BATCH):
         with conn:

@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 
 from engine.pg.driver import PgConnection, connect, guarded
+from engine.pg.indexdb import indexed_paths
+from engine.pg.ownership import refuse_foreign
+from engine.pg.schema import has_index
 from engine.pg.target import DatabaseTarget
 from engine.state import OUTCOME_ALPHA, Access, now_utc
 
@@ -96,13 +99,16 @@ def state_paths(target: DatabaseTarget) -> list[str]:
         conn.close()
 
 
-def prune(target: DatabaseTarget, paths: list[str]) -> int:
-    """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+def prune(target: DatabaseTarget, root: Path, paths: list[str]) -> int:
+    """Delete the state rows of ``paths`` (only ever on a user's explicit request); refused
+    when the schema's index is another store's (:mod:`engine.pg.ownership`)."""
     if not paths:
         return 0
     conn = connect(target, vectors=False)
     try:
         with guarded(target), conn:
+            held = indexed_paths(conn) if has_index(conn) else set()
+            refuse_foreign(target, root, held, lambda path: (root / path).is_file(), "pruning")
             cursor = conn.run("DELETE FROM state_access WHERE path = ANY(%s)", (paths,))
             return cursor.rowcount
     finally:
