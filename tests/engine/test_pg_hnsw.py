@@ -302,3 +302,36 @@ def test_hnsw_returns_every_nearest_chunk_the_arm_asks_for(team_store, pg_url, h
 
     assert HNSW_INDEX in str(plan)
     assert len(rows) == 400
+
+
+def memsift(store, url, *args):  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from engine.cli import cli
+
+    return CliRunner().invoke(
+        cli, ["--store", str(store.root), *args], env={"MEMSIFT_DATABASE_URL": url}
+    )
+
+
+def test_search_explain_and_status_say_the_search_is_approximate(team_store, pg_url):
+    configure(team_store, vector_index="hnsw")
+    assert memsift(team_store, pg_url, "index").exit_code == 0
+
+    explained = memsift(team_store, pg_url, "search", "printer jams", "--explain")
+    status = memsift(team_store, pg_url, "status")
+
+    line = "approximate (pgvector HNSW index, hnsw.ef_search = 100)"
+    assert f"semantic ranking: {line}" in explained.stdout
+    assert f"vector_search: {line}" in status.stdout
+
+
+def test_a_bad_setting_stops_the_cli_with_one_line_naming_the_file_and_key(team_store, pg_url):
+    configure(team_store, vector_index="HNSW")
+
+    result = memsift(team_store, pg_url, "index")
+
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert 'config.toml: [database] vector_index = "HNSW": must be "exact"' in lines[0]
