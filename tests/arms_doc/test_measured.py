@@ -419,6 +419,7 @@ def test_when_hnsw_never_halves_the_median_the_page_says_exact_stays(tmp_path: P
     page = render_measured(measured_context(results, "r", ARMS))
 
     assert "At no measured size did HNSW at the default ef_search halve" in page
+    assert "(100,000 memories) it was 1.0× as fast and found 95.0 %" in page
 
 
 def test_without_scale_json_the_page_says_nothing_was_measured(tmp_path: Path):
