@@ -35,8 +35,8 @@ DEFAULT_SCHEMA = "memsift"
 VECTOR_INDEXES = ("exact", "hnsw")
 DEFAULT_VECTOR_INDEX = "exact"
 #: pgvector's hnsw.ef_search for the search connection: the width of the walk through the
-#: graph. pgvector's own default is 40; 100 measured a better recall for little time (see the
-#: Measured page, benchmarks/scale.py).
+#: graph. pgvector's own default is 40; 100 found more of the exact nearest memories on every
+#: store benchmarks/scale.py measured (see the Measured page).
 DEFAULT_EF_SEARCH = 100
 
 
