@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arms_doc.render import when
+from engine.config import DEFAULT_EF_SEARCH
 from engine.fingerprint import Ranking
 from engine.results_schema import (
     LATENCY,
@@ -21,11 +22,15 @@ from engine.results_schema import (
     METRICS,
     PAGE_FILES,
     QUALITY,
+    SCALE,
     LatencyResults,
     Machine,
     McpResults,
     QualityResults,
     ResultsFile,
+    ScaleResults,
+    ScaleSearch,
+    ScaleStore,
     Stamp,
     read_results,
 )
@@ -72,6 +77,10 @@ class Results:
     @property
     def mcp(self) -> McpResults | None:
         return self.results_of(MCP).results  # type: ignore[return-value]
+
+    @property
+    def scale(self) -> ScaleResults | None:
+        return self.results_of(SCALE).results  # type: ignore[return-value]
 
     @property
     def stale(self) -> list[Loaded]:
@@ -155,6 +164,8 @@ def machine_line(machine: Machine) -> str:
         (machine.numpy, "NumPy"),
         (machine.blas, "BLAS"),
         (machine.onnxruntime, "onnxruntime"),
+        (machine.postgresql, "PostgreSQL"),
+        (machine.pgvector, "pgvector"),
     ):
         parts.append(f"{name} {value}" if value else "")
     return ", ".join(part for part in parts if part) or "not recorded"
@@ -230,6 +241,63 @@ def latency_arms(latency: LatencyResults | None, registry_arms: Sequence[str]) -
     ]
 
 
+#: A way of searching that "halves" the exact search's median time is the page's threshold
+#: for naming the size where HNSW starts to pay (a plain, stated rule; not a tuned one).
+SWITCH_SPEEDUP = 2.0
+
+
+@dataclass(frozen=True)
+class ScaleRow:
+    """One line of the scale table: a store searched one way."""
+
+    store: ScaleStore
+    search: ScaleSearch
+    #: The exact search of the same store, for the speed-up (None for the exact row itself).
+    exact: ScaleSearch | None
+
+    @property
+    def how(self) -> str:
+        if self.search.vector_index == "exact":
+            return "exact"
+        return f"HNSW, ef_search {self.search.ef_search}"
+
+    @property
+    def speedup(self) -> float | None:
+        if self.exact is None or self.search.fused.p50_ms <= 0:
+            return None
+        return self.exact.fused.p50_ms / self.search.fused.p50_ms
+
+
+def scale_context(scale: ScaleResults | None, default_ef: int) -> dict[str, object]:
+    """The scale section: a row per store and way of searching, and the figures the "when to
+    switch" paragraph states (each PostgreSQL size's exact and default-HNSW medians, and the
+    first size where HNSW halves the median, if any)."""
+    if scale is None:
+        return {"rows": [], "switch": [], "first_halving": None, "default_ef": default_ef}
+    stores = sorted(scale.stores, key=lambda s: (s.backend != "sqlite", s.backend, s.files))
+    rows: list[ScaleRow] = []
+    switch: list[ScaleRow] = []
+    for store in stores:
+        exact = next((w for w in store.searches if w.vector_index == "exact"), None)
+        for way in store.searches:
+            row = ScaleRow(store, way, None if way is exact else exact)
+            rows.append(row)
+            if way.vector_index == "hnsw" and way.ef_search == default_ef and exact is not None:
+                switch.append(row)
+    first = next(
+        (row for row in switch if row.speedup is not None and row.speedup >= SWITCH_SPEEDUP),
+        None,
+    )
+    return {
+        "rows": rows,
+        "switch": switch,
+        "first_halving": first,
+        "default_ef": default_ef,
+        "sqlite": [s for s in stores if s.backend == "sqlite"],
+        "postgres": [s for s in stores if s.backend == "postgresql"],
+    }
+
+
 def measured_context(
     results: Results, registry: str, registry_arms: Sequence[str]
 ) -> dict[str, object]:
@@ -250,6 +318,7 @@ def measured_context(
             "quality": QUALITY.command,
             "latency": LATENCY.command,
             "mcp": MCP.command,
+            "scale": SCALE.command,
             "eval": EVAL_COMMAND,
         },
         "metrics": [title for _, title in METRICS],
@@ -261,4 +330,6 @@ def measured_context(
         "latency_arms": latency_arms(latency, registry_arms),
         "mcp": mcp,
         "mcp_stores": sorted(mcp.stores, key=lambda s: s.files) if mcp else [],
+        "scale": results.scale,
+        "scale_view": scale_context(results.scale, DEFAULT_EF_SEARCH),
     }

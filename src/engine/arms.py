@@ -163,6 +163,12 @@ out has no chunk that near. When the scope is too narrow for that (a rare tag, a
 window), the same statement scans every chunk in scope instead, so the answer is exact
 either way.
 
+On PostgreSQL the nearest chunks come from pgvector's `ORDER BY vector <=> query LIMIT`:
+an exact scan by default, or a walk through an HNSW index when the store sets
+`[database] vector_index = "hnsw"`. The walk is approximate (it can miss a near chunk), so
+a store that uses it says so in `status` and in every search's `vector_search`, and the
+Measured page gives its recall against the exact scan.
+
 This arm needs a query vector: it drops out when no embedding model is configured, when the
 caller asks for a lexical search, or when fewer than 95 % of the chunks in the index carry a
 vector from the configured model.
@@ -200,15 +206,36 @@ FROM (
 )
 """,
         pg_sql="""
+WITH knn AS MATERIALIZED (
+    SELECT e.hash AS hash, e.vector <=> CAST(?4 AS vector) AS distance
+    FROM embeddings AS e
+    ORDER BY e.vector <=> CAST(?4 AS vector)
+    LIMIT 4 * ?2
+),
+near AS MATERIALIZED (
+    SELECT f.path AS path, min(knn.distance) AS distance
+    FROM knn
+    JOIN chunks AS c ON c.hash = knn.hash
+    JOIN files AS f ON f.id = c.file_id
+    WHERE {scope}
+    GROUP BY f.id
+),
+exact AS (
+    SELECT count(*) >= ?2 AS ok
+    FROM near
+    WHERE distance < (SELECT max(distance) FROM knn)
+)
 SELECT path, row_number() OVER (ORDER BY distance, path) AS rank
 FROM (
+    SELECT path, distance FROM near WHERE (SELECT ok FROM exact)
+    UNION ALL
     SELECT f.path AS path, min(e.vector <=> CAST(?4 AS vector)) AS distance
     FROM chunks AS c
     JOIN embeddings AS e ON e.hash = c.hash
     JOIN files AS f ON f.id = c.file_id
-    WHERE {scope}
+    WHERE {scope} AND NOT (SELECT ok FROM exact)
     GROUP BY f.id
-    ORDER BY distance, f.path
+    ORDER BY distance, path
     LIMIT ?2
 ) AS nearest
 """,

@@ -335,6 +335,8 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
                 f"{name} #{arm.rank} +{arm.contribution:.5f}" for name, arm in hit.arms.items()
             ]
             click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
+    if explain and result.vector_search not in (None, "exact"):
+        click.echo(f"semantic ranking: {result.vector_search}")
     if not result.hits:
         why = " (the scope holds no memories)" if result.empty_scope else ""
         if result.abstained:

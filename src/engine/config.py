@@ -31,6 +31,14 @@ DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_MIN_SIMILARITY = 0.25
 #: The schema a team store's tables live in when config.toml names none.
 DEFAULT_SCHEMA = "memsift"
+#: How a team store's vector arm finds the nearest chunks: "exact" compares the query with
+#: every vector; "hnsw" walks a pgvector HNSW graph (faster on large stores, approximate).
+VECTOR_INDEXES = ("exact", "hnsw")
+DEFAULT_VECTOR_INDEX = "exact"
+#: pgvector's hnsw.ef_search for the search connection: the width of the walk through the
+#: graph. pgvector's own default is 40; 100 found more of the exact nearest memories on every
+#: store benchmarks/scale.py measured (see the Measured page).
+DEFAULT_EF_SEARCH = 100
 
 
 class ConfigError(ValueError):
@@ -84,6 +92,23 @@ def schema_name(value: object) -> str | None:
         )
     if value.startswith("pg_"):
         return "must not start with pg_ (PostgreSQL keeps those names for itself)"
+    return None
+
+
+def vector_index(value: object) -> str | None:
+    if value not in VECTOR_INDEXES:
+        return (
+            'must be "exact" (compare with every vector, the default) or "hnsw" (an approximate '
+            "pgvector index)"
+        )
+    return None
+
+
+def ef_search(value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be a whole number from 1 to 1000 (not a boolean or a string)"
+    if not 1 <= value <= 1000:
+        return "must be from 1 to 1000 (pgvector's range for hnsw.ef_search)"
     return None
 
 
@@ -164,6 +189,26 @@ SETTINGS: tuple[Setting, ...] = (
         "each name their own.",
         schema_name,
     ),
+    Setting(
+        "database",
+        "vector_index",
+        '"exact" or "hnsw"',
+        f'"{DEFAULT_VECTOR_INDEX}"',
+        'How a team store finds the nearest vectors: "exact" compares the query with each one; '
+        '"hnsw" builds a pgvector HNSW index on the next `memsift index` (faster on large '
+        "stores, approximate: status and search --json say so, the Measured page gives its "
+        "recall). SQLite stores are always exact.",
+        vector_index,
+    ),
+    Setting(
+        "database",
+        "hnsw_ef_search",
+        "integer in [1, 1000]",
+        str(DEFAULT_EF_SEARCH),
+        "With vector_index = \"hnsw\": how wide a search walks the graph (pgvector's "
+        "hnsw.ef_search); wider finds more of the true nearest, slower.",
+        ef_search,
+    ),
 )
 
 SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(s.section for s in SETTINGS))
@@ -180,6 +225,8 @@ class Config:
     #: A PostgreSQL URL from ``[database] url`` (MEMSIFT_DATABASE_URL is applied by the store).
     database_url: str | None = None
     database_schema: str = DEFAULT_SCHEMA
+    vector_index: str = DEFAULT_VECTOR_INDEX
+    hnsw_ef_search: int = DEFAULT_EF_SEARCH
 
 
 def load_config(path: Path) -> Config:
@@ -205,6 +252,8 @@ def load_config(path: Path) -> Config:
         min_similarity=float(data.get("limits", {}).get("min_similarity", DEFAULT_MIN_SIMILARITY)),
         database_url=data.get("database", {}).get("url"),
         database_schema=data.get("database", {}).get("schema", DEFAULT_SCHEMA),
+        vector_index=data.get("database", {}).get("vector_index", DEFAULT_VECTOR_INDEX),
+        hnsw_ef_search=data.get("database", {}).get("hnsw_ef_search", DEFAULT_EF_SEARCH),
     )
 
 

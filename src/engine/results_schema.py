@@ -5,7 +5,9 @@
 ``benchmarks/mcp_latency.py`` writes :class:`McpResults` to ``mcp.json`` (what an agent waits
 for from ``memsift serve``); ``benchmarks/fusion_lab.py`` may write :class:`LabResults` to
 ``tuning.json`` (how the weights were chosen, which levers were tried, how the abstention
-floor was calibrated), which ``quality.py`` merges into ``quality.json``. The docs plugin's
+floor was calibrated), which ``quality.py`` merges into ``quality.json``;
+``benchmarks/scale.py`` writes :class:`ScaleResults` to ``scale.json`` (large synthetic
+stores on both backends, and the HNSW index's recall). The docs plugin's
 Measured page reads them back with :func:`read_results`. The dataclasses are the whole schema:
 :mod:`engine.typed_json` turns them into JSON and back, checking every value against the type
 hints, so the writer cannot write what the reader refuses (:func:`write_results` reads its
@@ -61,6 +63,9 @@ class Machine:
     numpy: str | None = None
     blas: str | None = None
     onnxruntime: str | None = None
+    #: The PostgreSQL server and pgvector, for figures measured on a team store.
+    postgresql: str | None = None
+    pgvector: str | None = None
 
 
 @dataclass(frozen=True)
@@ -538,6 +543,75 @@ class McpResults:
         return tuple(target for store in self.stores for target in store.targets)
 
 
+# --------------------------------------------------------------------------- scale
+
+
+@dataclass(frozen=True)
+class ScaleSearch:
+    """One way of searching one synthetic store: exact, or through HNSW at one ef_search."""
+
+    #: "exact" or "hnsw".
+    vector_index: str
+    #: pgvector's hnsw.ef_search (None when exact).
+    ef_search: int | None
+    #: The fused statement alone, as a search binds it (every arm that runs).
+    fused: Timing
+    #: The whole search around it (the full-text probe, the statement, snippets); the query
+    #: vector is precomputed, so embedding time is excluded.
+    search: Timing
+    #: Of the vector arm's 40 nearest memories by the exact scan, the share this way finds
+    #: (per query: mean and worst); None for the exact scan itself.
+    recall_at_40: Recall | None
+    load_average: LoadWindow
+
+
+@dataclass(frozen=True)
+class ScaleStore:
+    """One synthetic store of one backend and size, and how fast it is searched."""
+
+    #: "sqlite" or "postgresql".
+    backend: str
+    files: int
+    chunks: int
+    vectors: int
+    dim: int
+    queries: int
+    #: Writing the rows (for PostgreSQL including the full-text vectors and the GIN index).
+    build_s: float
+    database_mib: float
+    #: Building the HNSW index (declaring the column's width and the graph), when measured.
+    hnsw_build_s: float | None
+    hnsw_mib: float | None
+    searches: tuple[ScaleSearch, ...]
+    build_load_average: LoadWindow
+    #: ISO 8601, UTC: when this store was measured (a run may add sizes to an earlier file).
+    made_at: str
+
+
+@dataclass(frozen=True)
+class ScaleSettings:
+    seed: int
+    #: How the synthetic rows and vectors were made (shown on the page).
+    data: str
+    query_vector: str
+    clusters: int
+    #: The HNSW build's parameters and the server's memory settings during the run.
+    hnsw_m: int
+    hnsw_ef_construction: int
+    shared_buffers: str | None
+    maintenance_work_mem: str | None
+
+
+@dataclass(frozen=True)
+class ScaleResults:
+    """``scale.json``: search latency on large synthetic stores, SQLite and PostgreSQL (exact
+    and HNSW), and HNSW's recall against the exact scan."""
+
+    stamp: Stamp
+    settings: ScaleSettings
+    stores: tuple[ScaleStore, ...]
+
+
 # --------------------------------------------------------------------------- the files
 
 
@@ -555,10 +629,11 @@ QUALITY = ResultsFile("quality.json", "quality", "python benchmarks/quality.py",
 LATENCY = ResultsFile("latency.json", "latency", "python benchmarks/latency.py", LatencyResults)
 MCP = ResultsFile("mcp.json", "mcp", "python benchmarks/mcp_latency.py --large", McpResults)
 LAB = ResultsFile("tuning.json", "fusion_lab", "python benchmarks/fusion_lab.py", LabResults)
+SCALE = ResultsFile("scale.json", "scale", "python benchmarks/scale.py", ScaleResults)
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
 #: (arms_doc/measured.py and its template).
-PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, LATENCY, MCP)
+PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, LATENCY, MCP, SCALE)
 
 
 class ResultsError(Exception):

@@ -92,6 +92,9 @@ class SearchResult:
     #: Each arm's name in a user's words, from the registry the search ran with (its
     #: ``label``), so whoever reports a dropped arm needs no list of its own.
     arm_labels: dict[str, str] = field(default_factory=dict)
+    #: How the semantic arm found the nearest chunks when it ran: "exact", or "approximate
+    #: (...)" through a team store's HNSW index; None when it did not run.
+    vector_search: str | None = None
 
     def to_json(self, *, explain: bool = False) -> dict[str, object]:
         out: dict[str, object] = {
@@ -120,6 +123,7 @@ class SearchResult:
             "empty_scope": self.empty_scope,
             "abstained": self.abstained,
             "best_similarity": self.best_similarity,
+            "vector_search": self.vector_search,
             "notes": self.notes,
         }
         if explain:
@@ -388,6 +392,7 @@ class SearchBackend(Protocol):
     dialect: str
 
     def has_state(self) -> bool: ...
+    def vector_search(self) -> str: ...
     def vector_plane_problem(self, embedder: Embedder) -> str | None: ...
     def choose_fts_form(
         self, terms: QueryTerms, scope: Scope
@@ -410,6 +415,9 @@ class SqliteBackend:
 
     def has_state(self) -> bool:
         return self._has_state
+
+    def vector_search(self) -> str:
+        return "exact"  # nearest_chunks compares the query with every vector
 
     def vector_plane_problem(self, embedder: Embedder) -> str | None:
         return vector_plane_problem(self.conn, embedder)
@@ -492,6 +500,8 @@ def run_search(
         degraded=expected_missing,
         scope=spec.describe(),
     )
+    if any("query_vector" in arm.needs for arm in assembly.fired):
+        result.vector_search = db.vector_search()
     if terms.truncated:
         result.notes.append(f"query cut to its first {len(terms.terms)} terms")
     if not assembly.sql:

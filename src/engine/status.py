@@ -70,10 +70,12 @@ def status_report(
     indexed_at: str | None,
     complete: bool,
     changes: dict[str, int],
+    vector_search: str = "exact",
 ) -> dict[str, object]:
     """``status --json``'s keys, the one place they are written, from either backend's facts:
     ``coverage`` is (chunks, chunks with a vector), ``databases`` where the index and the
-    state plane live, ``known`` the paths the state plane holds rows for."""
+    state plane live, ``known`` the paths the state plane holds rows for, ``vector_search``
+    how the semantic arm finds the nearest chunks (exact, or an approximate index named)."""
     chunks, embedded = coverage
     return {
         "store": str(store.root),
@@ -83,6 +85,7 @@ def status_report(
         "vector_coverage": round(embedded / chunks, 4) if chunks else None,
         "model": model,
         "dimension": dimension,
+        "vector_search": vector_search,
         "index_db": databases[0],
         "state_db": databases[1],
         "state_rows": len(known),

@@ -267,7 +267,7 @@ def render_page_with_buys(buys: dict) -> str:
 
 
 def test_the_mcp_section_has_a_table_per_store_size_smallest_first(page: str):
-    agents = page[page.index("## Agents: the MCP server\n") :]
+    agents = page[page.index("## Agents: the MCP server\n") : page.index("## Scale")]
 
     assert [line for line in agents.splitlines() if line.startswith("### ")] == [
         "### 2,000 memories",
@@ -371,3 +371,66 @@ def test_a_stale_mcp_json_is_marked_on_the_page(tmp_path: Path):
 
     assert "> **Stale:** `benchmarks/results/mcp.json` was measured with another ranking" in page
     assert "`python benchmarks/mcp_latency.py --large` |" in page
+
+
+def test_the_scale_section_has_a_row_per_store_and_way_of_searching_sqlite_first(page: str):
+    scale = section(page, "## Scale: large stores on SQLite and PostgreSQL")
+    rows = [line.split(" | ") for line in scale.splitlines() if line.count(" | ") == 9]
+
+    assert [[*row[:2], row[3]] for row in rows[2:]] == [
+        ["| SQLite", "10,000", "exact"],
+        ["| PostgreSQL", "10,000", "exact"],
+        ["| PostgreSQL", "10,000", "HNSW, ef_search 100"],
+        ["| PostgreSQL", "100,000", "exact"],
+        ["| PostgreSQL", "100,000", "HNSW, ef_search 40"],
+        ["| PostgreSQL", "100,000", "HNSW, ef_search 100"],
+    ]
+
+
+def test_an_hnsw_row_shows_its_recall_and_an_exact_row_says_exact(page: str):
+    scale = section(page, "## Scale: large stores on SQLite and PostgreSQL")
+
+    assert "| HNSW, ef_search 100 | 80.0 | 120 | 100 | 140 | 95.0 % / 80.0 % | 50 |" in scale
+    assert "| exact | 400 | 520 | 420 | 560 | exact | 50 |" in scale
+
+
+def test_the_hnsw_build_time_and_size_are_shown(page: str):
+    scale = section(page, "## Scale: large stores on SQLite and PostgreSQL")
+
+    assert "| PostgreSQL | 100,000 | 100 | 1,000 | 600 | 300 |" in scale
+
+
+def test_when_to_switch_names_the_first_size_where_hnsw_halves_the_median(page: str):
+    switch = section(page, "### When to switch")
+
+    assert "400 ms at the median exactly and 80.0 ms through HNSW at ef_search 100" in switch
+    assert "5.0× as fast" in switch
+    assert "holds 100,000 memories; there it finds 95.0 % of the exact nearest 40" in switch
+
+
+def test_when_hnsw_never_halves_the_median_the_page_says_exact_stays(tmp_path: Path):
+    document = fixture_document("scale.json")
+    for store in document["stores"]:
+        for way in store["searches"]:
+            way["fused"]["p50_ms"] = 100.0
+
+    results = folder_with(tmp_path, "scale.json", document)
+
+    page = render_measured(measured_context(results, "r", ARMS))
+
+    assert "At no measured size did HNSW at the default ef_search halve" in page
+    assert "(100,000 memories) it was 1.0× as fast and found 95.0 %" in page
+
+
+def test_without_scale_json_the_page_says_nothing_was_measured(tmp_path: Path):
+    page = render_measured(
+        measured_context(
+            folder_with(tmp_path, "quality.json", fixture_document("quality.json")), "r", ARMS
+        )
+    )
+
+    assert "No scale results are recorded: `benchmarks/results/scale.json` does not exist" in page
+
+
+def test_the_scale_files_machine_names_postgresql_and_pgvector(page: str):
+    assert "PostgreSQL 18.6, pgvector 0.8.6" in page

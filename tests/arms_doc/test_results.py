@@ -41,6 +41,7 @@ def test_missing_files_are_listed_not_raised(tmp_path: Path):
         "bench/results/quality.json",
         "bench/results/latency.json",
         "bench/results/mcp.json",
+        "bench/results/scale.json",
     ]
     assert results.stale == []
 

@@ -19,6 +19,7 @@ from engine.results_schema import (
     METRICS,
     PAGE_FILES,
     QUALITY,
+    SCALE,
     AnswerBytes,
     ArmAblation,
     LoadWindow,
@@ -28,7 +29,12 @@ from engine.results_schema import (
     Metrics,
     QualityResults,
     QualitySet,
+    Recall,
     ResultsError,
+    ScaleResults,
+    ScaleSearch,
+    ScaleSettings,
+    ScaleStore,
     ServerStart,
     Stamp,
     StoreMcp,
@@ -312,3 +318,55 @@ def test_a_figure_that_is_not_finite_is_not_written(tmp_path: Path):
         write_results(mcp(broken), tmp_path / "mcp.json")
 
     assert not (tmp_path / "mcp.json").exists()
+
+
+def test_the_measured_page_reads_the_scale_file():
+    assert SCALE in PAGE_FILES
+    assert (SCALE.name, SCALE.benchmark, SCALE.schema) == ("scale.json", "scale", ScaleResults)
+
+
+def scale_results() -> ScaleResults:
+    window = LoadWindow((0.5, 0.4, 0.3), (0.6, 0.4, 0.3))
+    exact = ScaleSearch(
+        "exact", None, Timing(30, 400.0, 520.0), Timing(30, 420.0, 560.0), None, window
+    )
+    hnsw = ScaleSearch(
+        "hnsw", 100, Timing(30, 80.0, 120.0), Timing(30, 95.0, 130.0), Recall(0.95, 0.8), window
+    )
+    store = ScaleStore(
+        backend="postgresql",
+        files=100_000,
+        chunks=150_000,
+        vectors=150_000,
+        dim=384,
+        queries=30,
+        build_s=600.0,
+        database_mib=900.0,
+        hnsw_build_s=700.0,
+        hnsw_mib=300.0,
+        searches=(exact, hnsw),
+        build_load_average=window,
+        made_at="2026-06-01T12:00:00+00:00",
+    )
+    return ScaleResults(
+        stamp=Stamp("scale", FORMAT, "2026-06-01T12:00:00+00:00", ranking(ARMS)),
+        settings=ScaleSettings(11, "synthetic rows", "near a chunk", 2000, 16, 64, "128MB", "6GB"),
+        stores=(store,),
+    )
+
+
+def test_what_the_scale_benchmark_writes_reads_back_equal(tmp_path: Path):
+    results = scale_results()
+    write_results(results, tmp_path / "scale.json")
+
+    assert read_results(SCALE, tmp_path / "scale.json", "s") == results
+
+
+def test_a_recall_that_is_not_a_number_names_the_field_and_the_command(tmp_path: Path):
+    document = dump(scale_results())
+    document["stores"][0]["searches"][1]["recall_at_40"]["mean"] = "high"
+
+    message = refusal(written(tmp_path, document, "scale.json"), SCALE)
+
+    assert "/stores/0/searches/1/recall_at_40/mean" in message
+    assert "python benchmarks/scale.py" in message

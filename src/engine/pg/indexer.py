@@ -27,7 +27,7 @@ from engine.indexer import (
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
 from engine.pg.ownership import refuse_foreign
-from engine.pg.schema import ensure_schema
+from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
 from engine.store import Store, walk
@@ -96,6 +96,9 @@ def run(
     with conn:
         if embedder is not None:
             indexdb.drop_unused_vectors(conn)
+        dim = embedder.dim if embedder else indexdb.read_meta(conn, "dim")
+        apply_vector_index(conn, conn.target.vector_index, int(dim) if dim else None)
+    with conn:
         indexdb.record_coverage(
             conn,
             embedder.name if embedder else indexdb.read_meta(conn, "model"),
@@ -114,6 +117,8 @@ def fill_vectors(conn: PgConnection, embedder: Embedder, progress: Progress | No
     """Embed every chunk text without a vector of ``embedder``; return how many were made."""
     with conn:
         indexdb.drop_other_vectors(conn, embedder.name, embedder.dim)
+        if vector_width(conn) not in (None, embedder.dim):  # an HNSW index of another model
+            release_vector_width(conn)
         indexdb.write_meta(conn, "model", embedder.name)
         indexdb.write_meta(conn, "dim", embedder.dim)
     missing = indexdb.chunks_without_vectors(conn)

@@ -16,7 +16,7 @@ same stop words as on SQLite, so a negation or a qualifier still counts in a doc
 from __future__ import annotations
 
 from engine.db import IndexMissing
-from engine.pg.driver import PgConnection, guarded, register_vectors
+from engine.pg.driver import PgConnection, PgError, guarded, register_vectors
 
 SCHEMA_VERSION = "1"
 
@@ -115,3 +115,66 @@ def require_index(conn: PgConnection) -> None:
         raise IndexMissing(
             f"{conn.target.shown()}: no index yet; run `memsift index` in the store first"
         )
+
+
+#: The pgvector HNSW index over the chunk vectors (cosine), present only while a store sets
+#: ``[database] vector_index = "hnsw"``; the vector arm's nearest-chunks step uses it when it
+#: exists, so its existence (not the configuration) is what makes a search approximate.
+HNSW_INDEX = "embeddings_vector_hnsw"
+
+
+def vector_width(conn: PgConnection) -> int | None:
+    """The width the ``vector`` column is declared with (None: any width, as the table is made).
+
+    An HNSW index needs a declared width, so the column carries one only while it has the
+    index; any width again otherwise, so a switch to a model of another width just works."""
+    row = conn.run(
+        "SELECT a.atttypmod FROM pg_attribute AS a "
+        "WHERE a.attrelid = to_regclass('embeddings') AND a.attname = 'vector'"
+    ).fetchone()
+    return None if row is None or row[0] < 0 else int(row[0])
+
+
+def has_hnsw(conn: PgConnection) -> bool:
+    """Whether the store's schema holds the HNSW index now (so its searches are approximate)."""
+    return bool(conn.run("SELECT to_regclass(%s) IS NOT NULL", (HNSW_INDEX,)).fetchone()[0])
+
+
+def release_vector_width(conn: PgConnection) -> None:
+    """Drop the HNSW index and the column's declared width (before vectors of another width
+    are written; also what ``vector_index = "exact"`` asks of the next run)."""
+    conn.run(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+    if vector_width(conn) is not None:
+        conn.run("ALTER TABLE embeddings ALTER COLUMN vector TYPE vector")
+
+
+def build_hnsw(conn: PgConnection, dim: int) -> None:
+    """Declare the column ``dim`` wide and build the HNSW index on it (cosine distance, the
+    arm's ``<=>``), unless it is there already. pgvector indexes at most 2,000 dimensions."""
+    if dim > 2000:
+        raise PgError(
+            f"{conn.target.shown()}: [database] vector_index = \"hnsw\" cannot index {dim}-wide "
+            "vectors (pgvector's HNSW takes at most 2000); set it to \"exact\" or use a "
+            "smaller model"
+        )
+    if vector_width(conn) != dim:
+        release_vector_width(conn)
+        conn.run(f"ALTER TABLE embeddings ALTER COLUMN vector TYPE vector({int(dim)})")
+    conn.run(
+        f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON embeddings "
+        "USING hnsw (vector vector_cosine_ops)"
+    )
+
+
+def apply_vector_index(conn: PgConnection, wanted: str, dim: int | None) -> None:
+    """Make the index match ``[database] vector_index``: build HNSW for vectors ``dim`` wide
+    (when there are any), or drop it for "exact"; record which in ``meta``."""
+    if wanted == "hnsw" and dim:
+        build_hnsw(conn, dim)
+    elif wanted != "hnsw":
+        release_vector_width(conn)
+    conn.run(
+        "INSERT INTO meta(key, value) VALUES ('vector_index', %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        ("hnsw" if has_hnsw(conn) else "exact",),
+    )

@@ -21,7 +21,7 @@ from engine.contract import bind, bound_prefix
 from engine.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
 from engine.pg.indexdb import vector_coverage
-from engine.pg.schema import require_index
+from engine.pg.schema import has_hnsw, require_index
 from engine.pg.target import DatabaseTarget
 from engine.query import QueryTerms
 from engine.scope import Scope
@@ -71,6 +71,10 @@ class PgSearchBackend:
             try:
                 require_index(conn)
                 register_vectors(conn.raw, self.target)
+                # The width of the walk through an HNSW graph, and the walk goes on until the
+                # arm has every row it asked for (without it pgvector stops at ef_search rows).
+                conn.run(f"SET hnsw.ef_search = {int(self.target.ef_search)}")
+                conn.run("SET hnsw.iterative_scan = strict_order")
             except BaseException:
                 conn.close()
                 raise
@@ -80,6 +84,13 @@ class PgSearchBackend:
     def has_state(self) -> bool:
         """Whether any memory has been read or reinforced (the salience arm has rows)."""
         return bool(self.conn.run("SELECT EXISTS (SELECT 1 FROM state_access)").fetchone()[0])
+
+    def vector_search(self) -> str:
+        """How the vector arm found its nearest chunks: through the HNSW index when the store
+        holds one (whatever the configuration says until the next index run), else exactly."""
+        if not has_hnsw(self.conn):
+            return "exact"
+        return hnsw_description(self.target.ef_search)
 
     def vector_plane_problem(self, embedder: Embedder) -> str | None:
         from engine.search import MIN_VECTOR_COVERAGE
@@ -153,6 +164,11 @@ class PgSearchBackend:
         sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
         params = bound_prefix(sql, bind({}, scope.values))
         return self.conn.execute(sql, params).fetchone() is not None
+
+
+def hnsw_description(ef_search: int) -> str:
+    """What a search through the HNSW index is, in the words status and search print."""
+    return f"approximate (pgvector HNSW index, hnsw.ef_search = {ef_search})"
 
 
 def as_blob(vector: object) -> bytes:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from engine.indexer import changes_since
 from engine.pg import indexdb
 from engine.pg.driver import connect, guarded
-from engine.pg.schema import require_index
+from engine.pg.schema import has_hnsw, require_index
+from engine.pg.search import hnsw_description
 from engine.pg.state import state_paths
 from engine.pg.target import DatabaseTarget
 from engine.status import status_report
@@ -30,6 +31,7 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
             complete = indexdb.read_meta(conn, "complete") == "1"
             indexed_at = indexdb.read_meta(conn, "indexed_at")
             skipped = indexdb.read_meta(conn, "skipped")
+            hnsw = has_hnsw(conn)
     finally:
         conn.close()
     return status_report(
@@ -43,4 +45,16 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
         indexed_at=indexed_at,
         complete=complete,
         changes=changes_since(store, fingerprints, skipped),
+        vector_search=vector_search_status(target, hnsw),
     )
+
+
+def vector_search_status(target: DatabaseTarget, hnsw: bool) -> str:
+    """How searches find the nearest chunks now, and what the next index run will change."""
+    now = hnsw_description(target.ef_search) if hnsw else "exact"
+    if hnsw != (target.vector_index == "hnsw"):
+        now += (
+            f'; config.toml asks for vector_index = "{target.vector_index}", which the next '
+            "`memsift index` applies"
+        )
+    return now

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from engine.config import Config, database_url
+from engine.config import DEFAULT_EF_SEARCH, DEFAULT_VECTOR_INDEX, Config, database_url
 
 #: Overrides ``[database] url``: the usual way to point several machines at one team store.
 URL_VARIABLE = "MEMSIFT_DATABASE_URL"
@@ -23,6 +23,11 @@ class DatabaseTarget:
 
     url: str
     schema: str
+    #: ``[database] vector_index``: "exact", or "hnsw" for an approximate pgvector index that
+    #: the next index run builds (and a run under "exact" drops).
+    vector_index: str = DEFAULT_VECTOR_INDEX
+    #: ``[database] hnsw_ef_search``, set on every search connection.
+    ef_search: int = DEFAULT_EF_SEARCH
 
     def shown(self) -> str:
         """Where, for messages: host, database and schema, never the user or password."""
@@ -73,4 +78,6 @@ def database_target(config: Config) -> DatabaseTarget | None:
         return None
     if os.environ.get(URL_VARIABLE) and (problem := database_url(url)):
         raise TargetError(f"{URL_VARIABLE} {problem}")
-    return DatabaseTarget(url, config.database_schema)
+    return DatabaseTarget(
+        url, config.database_schema, config.vector_index, config.hnsw_ef_search
+    )
