@@ -140,6 +140,9 @@ words AS MATERIALIZED (
     FROM query AS q
     CROSS JOIN regexp_matches(CAST(q.match AS text), '''(([^'']|'''')*)''', 'g') AS w
 ),
+asked AS MATERIALIZED (
+    SELECT coalesce(array_agg(lexeme), '{}') AS lexemes FROM words
+),
 totals AS MATERIALIZED (
     SELECT greatest(chunks, 1) AS n,
            CAST(greatest(tokens, 1) AS float8) / greatest(chunks, 1) AS avgdl
@@ -161,7 +164,8 @@ scored AS MATERIALIZED (
     SELECT f.id AS file_id, f.path AS path,
            (SELECT sum(i.idf * tf.freq * 2.2
                        / (tf.freq + 1.2 * (0.25 + 0.75 * c.length / t.avgdl)))
-            FROM unnest(c.terms) AS u
+            FROM unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, a.lexemes))))
+                 AS u
             JOIN idf AS i ON i.lexeme = u.lexeme
             CROSS JOIN LATERAL (
                 SELECT sum(CASE l WHEN 'A' THEN 4.0 WHEN 'B' THEN 2.0 ELSE 1.0 END) AS freq
@@ -169,6 +173,7 @@ scored AS MATERIALIZED (
             ) AS tf) AS score
     FROM chunks AS c
     CROSS JOIN query AS q
+    CROSS JOIN asked AS a
     CROSS JOIN totals AS t
     JOIN files AS f ON f.id = c.file_id
     WHERE c.terms @@ q.match AND {scope}
