@@ -8,12 +8,18 @@ search with the fix, and upgraded in place by the next index run.
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import psycopg
 import pytest
 
 from engine.incremental import index_paths
+from engine.indexdb import FileRow
 from engine.indexer import index_store
-from engine.pg.driver import PgError
+from engine.pg import indexdb
+from engine.pg.driver import PgError, connect
+from engine.pg.target import DatabaseTarget
 from engine.search import search
 from engine.store import open_store
 from engine.write import forget, remember
@@ -199,3 +205,34 @@ def test_an_index_of_a_newer_layout_is_refused_not_rewritten(notes, pg_url):  # 
         index_store(notes, embed=False)
     with pytest.raises(PgError, match="newer memsift"):
         search(notes, "cluster")
+
+
+def row(path: str, text: str) -> FileRow:
+    return FileRow(
+        path, path, None, None, "2026-01-01T00:00:00Z", "[]", False, text, 1, 1, [(text, text)]
+    )
+
+
+def test_two_writers_crossing_files_neither_deadlock_nor_lose_a_count(notes, pg_url):  # type: ignore[no-untyped-def]
+    # A full run's batch writes "x" then "y"; a remember writes "y" meanwhile. Were the totals
+    # row taken at each chunk written, the run would hold it while waiting for "y", and the
+    # remember would hold "y" while waiting for it: a deadlock, one writer's work refused.
+    target = DatabaseTarget(pg_url, "memsift")
+    run, other = connect(target, vectors=False), connect(target, vectors=False)
+    try:
+        for conn in (run, other):
+            conn.run("SET lock_timeout = '20s'")
+        with run:
+            indexdb.write_file(run, row("x.md", "crossing writers one"))
+            with ThreadPoolExecutor(1) as pool:
+                with other:
+                    indexdb.write_file(other, row("y.md", "crossing writers two"))
+                    waiting = pool.submit(indexdb.write_file, run, row("y.md", "crossing three"))
+                    time.sleep(0.5)  # the run now waits for "y"; the remember commits
+                waiting.result()
+    finally:
+        run.close()
+        other.close()
+
+    assert totals_match_the_chunks(pg_url)
+    assert sorted(fts_ranking(notes, "crossing")) == ["x.md", "y.md"]
