@@ -10,6 +10,14 @@ build can tell when the figures are stale.
     python benchmarks/quality.py path/to/set ...       # chosen sets
     python benchmarks/quality.py --held-out path/to/set    # also a set kept out of tuning
     python benchmarks/quality.py --keep $TMPDIR/stores    # reuse indexed stores between runs
+    python benchmarks/quality.py --database-url URL    # the same sets on PostgreSQL
+
+With ``--database-url`` the sets are indexed into that PostgreSQL database (one schema per set,
+as ``memsift eval --database-url`` does) and scored with the default fusion and with each arm
+that finds candidates alone (the priors only reorder what those find); the run writes
+``benchmarks/results/quality_pg.json`` (``engine.results_schema.PgQualityResults``), which the
+Measured page sets beside the SQLite figures. Without it the run is on SQLite even when
+``MEMSIFT_DATABASE_URL`` is set, so quality.json never holds another backend's figures.
 
 The ablation covers every arm of the registry (each alone, and the fusion without it), so a
 new arm is measured with no change here. When ``benchmarks/results/tuning.json`` exists (the
@@ -22,19 +30,26 @@ not from this script.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from stamp import make_stamp
 
+from engine.arm_rules import reads_query
 from engine.arms import ARMS
+from engine.config import database_url
 from engine.evaluate import evaluate, find_sets
+from engine.pg.target import URL_VARIABLE
 from engine.results_schema import (
     LAB,
+    QUALITY_PG,
     ArmAblation,
+    BackendSet,
     LabResults,
     Metrics,
+    PgQualityResults,
     QualityResults,
     QualitySet,
     ResultsError,
@@ -47,6 +62,9 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"
 RESULTS = REPO / "benchmarks" / "results"
 OUT = RESULTS / "quality.json"
+PG_OUT = RESULTS / QUALITY_PG.name
+#: The arms a PostgreSQL run scores alone: those that find candidates, in registry order.
+QUERY_ARMS = tuple(arm.name for arm in ARMS if reads_query(arm.needs))
 
 #: nDCG@10 of outside systems on the same files, as published in the data README.
 REFERENCES = {
@@ -84,6 +102,62 @@ def measure(folder: Path, keep: Path | None, held_out: bool) -> QualitySet:
     )
 
 
+def measure_on_database(folder: Path, keep: Path | None) -> BackendSet:
+    """One set through the real index and search on the database ``MEMSIFT_DATABASE_URL``
+    names: the fusion, then each query arm alone (later runs find the set indexed already)."""
+    started = time.perf_counter()
+    fused = evaluate(folder, progress=progress, workdir=keep)
+    alone = {
+        arm: load(Metrics, evaluate(folder, arms=[arm], progress=progress, workdir=keep)["overall"])
+        for arm in QUERY_ARMS
+    }
+    print(file=sys.stderr)
+    return BackendSet(
+        name=folder.name,
+        fused=load(Metrics, fused["overall"]),
+        alone=alone,
+        seconds=round(time.perf_counter() - started, 1),
+    )
+
+
+def select_database(url: str | None) -> str | None:
+    """Point this run at ``url``'s database, or at SQLite when none is given; the problem with
+    ``url`` when it is not a PostgreSQL URL."""
+    if url is None:
+        os.environ.pop(URL_VARIABLE, None)
+        return None
+    if problem := database_url(url):
+        return f"--database-url {problem}"
+    os.environ[URL_VARIABLE] = url
+    return None
+
+
+def server_version(url: str) -> str:
+    """The server and pgvector versions, for the results file."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        (version,) = conn.execute("SHOW server_version").fetchone()
+        row = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+    return f"PostgreSQL {version}" + (f", pgvector {row[0]}" if row else "")
+
+
+def run_on_database(url: str, folders: list[Path], keep: Path | None, out: Path) -> int:
+    stamp = make_stamp(QUALITY_PG.benchmark)
+    sets = []
+    for folder in folders:
+        result = measure_on_database(folder, keep)
+        alone = ", ".join(f"{arm} {m.ndcg_at_10:.4f}" for arm, m in result.alone.items())
+        print(f"{result.name} on PostgreSQL: nDCG@10 {result.fused.ndcg_at_10:.4f} ({alone})")
+        sets.append(result)
+    server = server_version(url)
+    write_results(PgQualityResults(stamp=stamp, server=server, sets=tuple(sets)), out)
+    print(f"wrote {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
+    return 0
+
+
 def default_sets() -> list[Path]:
     """Every set beside the checkout; a folder of sets (realtalk's chats, one store each) is
     one set, scored over all its queries."""
@@ -108,12 +182,23 @@ def main() -> int:
     )
     parser.add_argument("--keep", type=Path, default=None, help="keep indexed stores here")
     parser.add_argument("--lab", type=Path, default=RESULTS / LAB.name, help="the lab's record")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        metavar="URL",
+        help=f"score the sets on this PostgreSQL database and write {QUALITY_PG.name}",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="the results file to write")
     args = parser.parse_args()
     folders = args.sets or default_sets()
     if not folders:
         print(f"no evaluation sets: {DATA} does not exist; pass set folders", file=sys.stderr)
         return 2
+    if problem := select_database(args.database_url):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.database_url is not None:
+        return run_on_database(args.database_url, folders, args.keep, args.out or PG_OUT)
     try:
         lab = read_lab(args.lab)
     except ResultsError as exc:
@@ -130,8 +215,9 @@ def main() -> int:
             f"{best.arm} {best.alone.ndcg_at_10:.4f})"
         )
         sets.append(result)
-    write_results(QualityResults(stamp=stamp, sets=tuple(sets), lab=lab), args.out)
-    print(f"wrote {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}")
+    out = args.out or OUT
+    write_results(QualityResults(stamp=stamp, sets=tuple(sets), lab=lab), out)
+    print(f"wrote {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
     return 0
 
 

@@ -22,10 +22,12 @@ from engine.results_schema import (
     METRICS,
     PAGE_FILES,
     QUALITY,
+    QUALITY_PG,
     SCALE,
     LatencyResults,
     Machine,
     McpResults,
+    PgQualityResults,
     QualityResults,
     ResultsFile,
     ScaleResults,
@@ -69,6 +71,10 @@ class Results:
     @property
     def quality(self) -> QualityResults | None:
         return self.results_of(QUALITY).results  # type: ignore[return-value]
+
+    @property
+    def quality_pg(self) -> PgQualityResults | None:
+        return self.results_of(QUALITY_PG).results  # type: ignore[return-value]
 
     @property
     def latency(self) -> LatencyResults | None:
@@ -228,6 +234,32 @@ def calibration_rows(quality: QualityResults | None) -> list[dict[str, object]]:
     ]
 
 
+def backend_rows(
+    quality: QualityResults | None, quality_pg: PgQualityResults | None
+) -> tuple[list[str], list[dict[str, object]]]:
+    """The arms PostgreSQL measured alone, and one row per set it measured: nDCG@10 of the
+    fusion and of each of those arms alone, on SQLite (None where quality.json lacks the set
+    or the arm) and on PostgreSQL."""
+    if quality_pg is None:
+        return [], []
+    arms = list(dict.fromkeys(arm for s in quality_pg.sets for arm in s.alone))
+    rows = []
+    for pg in quality_pg.sets:
+        lite = quality.set_named(pg.name) if quality else None
+        cells = [(lite.fused.ndcg_at_10 if lite else None, pg.fused.ndcg_at_10)]
+        for arm in arms:
+            entry = lite.ablation_of(arm) if lite else None
+            mine = pg.alone.get(arm)
+            cells.append(
+                (
+                    entry.alone.ndcg_at_10 if entry else None,
+                    mine.ndcg_at_10 if mine else None,
+                )
+            )
+        rows.append({"name": pg.name, "queries": pg.fused.queries, "cells": cells})
+    return arms, rows
+
+
 def latency_arms(latency: LatencyResults | None, registry_arms: Sequence[str]) -> list[str]:
     """The arms timed alone, in registry order (timings other than arms are fused_*, *_sql_only)."""
     timed = dict.fromkeys(
@@ -308,6 +340,7 @@ def measured_context(
         if file["stamp"] is not None:
             machines.setdefault(str(file["machine"]), []).append(str(file["file"]))
     latency, mcp = results.latency, results.mcp
+    backend_arms, backends = backend_rows(results.quality, results.quality_pg)
     return {
         "folder": results.folder,
         "registry": registry,
@@ -316,6 +349,7 @@ def measured_context(
         "stale": [{"file": s.shown, "command": s.kind.command} for s in results.stale],
         "commands": {
             "quality": QUALITY.command,
+            "quality_pg": QUALITY_PG.command,
             "latency": LATENCY.command,
             "mcp": MCP.command,
             "scale": SCALE.command,
@@ -325,6 +359,9 @@ def measured_context(
         "quality": results.quality,
         "arms": arm_order(registry_arms, results.quality),
         "calibration": calibration_rows(results.quality),
+        "quality_pg": results.quality_pg,
+        "backend_arms": backend_arms,
+        "backends": backends,
         "latency": latency,
         "stores": sorted(latency.stores, key=lambda s: (s.dim, s.files)) if latency else [],
         "latency_arms": latency_arms(latency, registry_arms),

@@ -86,6 +86,13 @@ The query never reaches FTS5 as typed. It is reduced to words, common stop words
 out ("how do I" is not what a question asks about), and the search first asks whether any
 memory in scope holds all the remaining words; if one does, all are required, otherwise any
 will do.
+
+On PostgreSQL the arm computes the same BM25 in SQL (k1 = 1.2, b = 0.75, FTS5's constants):
+each chunk's `tsvector`, made by PostgreSQL's own parser and English stemmer, holds every word
+with the column it came from (a title match counts four, a tag two, a body word one); the chunk
+keeps its length in words, and the store its count of chunks and of words, so a word's rarity
+and a chunk's length weigh as they do in FTS5. A quoted phrase must still occur as a phrase,
+but its words score one by one (FTS5 scores the phrase as one term).
 """,
         sql="""
 WITH best AS MATERIALIZED (
@@ -125,20 +132,58 @@ FROM (
 )
 """,
         pg_sql="""
-WITH matched AS MATERIALIZED (
-    SELECT c.file_id AS file_id, ts_rank_cd('{0.25, 0.25, 0.5, 1.0}', c.terms, q.query) AS score
+WITH query AS MATERIALIZED (
+    SELECT websearch_to_tsquery('memsift', CAST(?1 AS text)) AS match
+),
+words AS MATERIALIZED (
+    SELECT DISTINCT replace(w[1], '''''', '''') AS lexeme
+    FROM query AS q
+    CROSS JOIN regexp_matches(CAST(q.match AS text), '''(([^'']|'''')*)''', 'g') AS w
+),
+asked AS MATERIALIZED (
+    SELECT coalesce(array_agg(lexeme), '{}') AS lexemes FROM words
+),
+totals AS MATERIALIZED (
+    SELECT greatest(chunks, 1) AS n,
+           CAST(greatest(tokens, 1) AS float8) / greatest(chunks, 1) AS avgdl
+    FROM fts_totals
+),
+idf AS MATERIALIZED (
+    SELECT w.lexeme AS lexeme,
+           greatest(ln((t.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
+    FROM words AS w
+    CROSS JOIN totals AS t
+    CROSS JOIN LATERAL (
+        SELECT CAST(count(*) AS float8) AS hits
+        FROM chunks AS c
+        WHERE c.terms @@ CAST('''' || replace(replace(w.lexeme, chr(92), chr(92) || chr(92)),
+                                          '''', '''''') || '''' AS tsquery)
+    ) AS h
+),
+scored AS MATERIALIZED (
+    SELECT f.id AS file_id, f.path AS path,
+           (SELECT sum(i.idf * tf.freq * 2.2
+                       / (tf.freq + 1.2 * (0.25 + 0.75 * c.length / t.avgdl)))
+            FROM unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, a.lexemes))))
+                 AS u
+            JOIN idf AS i ON i.lexeme = u.lexeme
+            CROSS JOIN LATERAL (
+                SELECT sum(CASE l WHEN 'A' THEN 4.0 WHEN 'B' THEN 2.0 ELSE 1.0 END) AS freq
+                FROM unnest(u.weights) AS l
+            ) AS tf) AS score
     FROM chunks AS c
-    CROSS JOIN websearch_to_tsquery('memsift', CAST(?1 AS text)) AS q(query)
-    WHERE c.terms @@ q.query
+    CROSS JOIN query AS q
+    CROSS JOIN asked AS a
+    CROSS JOIN totals AS t
+    JOIN files AS f ON f.id = c.file_id
+    WHERE c.terms @@ q.match AND {scope}
 )
 SELECT path, row_number() OVER (ORDER BY score DESC, path) AS rank
 FROM (
-    SELECT f.path AS path, max(m.score) AS score
-    FROM matched AS m
-    JOIN files AS f ON f.id = m.file_id
-    WHERE {scope}
-    GROUP BY f.id
-    ORDER BY score DESC, f.path
+    SELECT path, max(score) AS score
+    FROM scored
+    GROUP BY file_id, path
+    ORDER BY score DESC, path
     LIMIT ?2
 ) AS best
 """,

@@ -261,6 +261,37 @@ class QualityResults:
         return next((result for result in self.sets if result.name == name), None)
 
 
+@dataclass(frozen=True)
+class BackendSet:
+    """One evaluation set scored on another backend than SQLite: the default fusion and the
+    arms that find candidates, each alone (the priors only reorder what those find)."""
+
+    name: str
+    fused: Metrics
+    #: Arm name -> its ranking alone, in registry order.
+    alone: dict[str, Metrics] = field(default_factory=dict)
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class PgQualityResults:
+    """``quality_pg.json``: the evaluation sets scored on PostgreSQL (the path of
+    ``memsift eval --database-url``), to set beside ``quality.json``'s SQLite figures."""
+
+    stamp: Stamp
+    #: The server the sets were indexed into, e.g. "PostgreSQL 18.1, pgvector 0.8.1".
+    server: str
+    sets: tuple[BackendSet, ...]
+
+    def __post_init__(self) -> None:
+        names = [result.name for result in self.sets]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a set is listed twice: {names}")
+
+    def set_named(self, name: str) -> BackendSet | None:
+        return next((result for result in self.sets if result.name == name), None)
+
+
 # --------------------------------------------------------------------------- latency
 
 
@@ -628,12 +659,18 @@ class ResultsFile(Generic[T]):
 QUALITY = ResultsFile("quality.json", "quality", "python benchmarks/quality.py", QualityResults)
 LATENCY = ResultsFile("latency.json", "latency", "python benchmarks/latency.py", LatencyResults)
 MCP = ResultsFile("mcp.json", "mcp", "python benchmarks/mcp_latency.py --large", McpResults)
+QUALITY_PG = ResultsFile(
+    "quality_pg.json",
+    "quality_pg",
+    "python benchmarks/quality.py --database-url URL",
+    PgQualityResults,
+)
 LAB = ResultsFile("tuning.json", "fusion_lab", "python benchmarks/fusion_lab.py", LabResults)
 SCALE = ResultsFile("scale.json", "scale", "python benchmarks/scale.py", ScaleResults)
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
 #: (arms_doc/measured.py and its template).
-PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, LATENCY, MCP, SCALE)
+PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, QUALITY_PG, LATENCY, MCP, SCALE)
 
 
 class ResultsError(Exception):

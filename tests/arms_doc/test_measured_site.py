@@ -52,6 +52,52 @@ def test_the_mcp_servers_figures_are_built_into_the_page(site: Site):
     assert "<td>Warm search through MCP (<code>memory_search</code>)</td>" in html
 
 
+def test_both_backends_quality_sits_side_by_side_per_set(site: Site):
+    site.write_result("quality.json")
+    site.write_result("quality_pg.json")
+
+    measured = section(site.measured_markdown(site.build()), "Quality on PostgreSQL")
+
+    assert "server: PostgreSQL 18.1, pgvector 0.8.1" in measured
+    assert (
+        "| Set | Queries | Fusion, SQLite | Fusion, PostgreSQL | fts alone, SQLite | "
+        "fts alone, PostgreSQL | vector alone, SQLite | vector alone, PostgreSQL |" in measured
+    )
+    assert "| tiny-a | 12 | 0.6000 | 0.6100 | 0.4510 | 0.5200 | 0.5530 | 0.5800 |" in measured
+    # A set SQLite did not measure, and an arm PostgreSQL did not measure alone: dashes.
+    assert "| tiny-pg-only | 5 | – | 0.4000 | – | 0.3000 | – | – |" in measured
+
+
+def test_without_postgresql_results_the_page_says_how_to_make_them(site: Site):
+    site.write_result("quality.json")
+
+    measured = site.measured_markdown(site.build())
+
+    assert (
+        "No PostgreSQL quality results are recorded: `benchmarks/results/quality_pg.json` "
+        "does not exist; run `python benchmarks/quality.py --database-url URL` to make it."
+        in measured
+    )
+
+
+def test_postgresql_figures_go_stale_when_an_arms_postgresql_sql_changes(site: Site, caplog):
+    site.write_result("quality.json")
+    current = ranking_of(SNAPSHOT_REGISTRY)
+    arms = tuple(
+        replace(arm, pg_sql_sha256="0" * 64) if arm.name == "fts" else arm for arm in current.arms
+    )
+    site.write_result("quality_pg.json", ranking=replace(current, arms=arms))
+
+    with caplog.at_level(logging.WARNING), pytest.raises(Abort, match="1 warnings in strict mode"):
+        site.build()
+
+    assert (
+        "arms-doc: benchmarks/results/quality_pg.json was measured with another ranking than "
+        "src/engine/arms.py now describes" in caplog.text
+    )
+    assert "refresh them with `python benchmarks/quality.py --database-url URL`" in caplog.text
+
+
 def buys_tables(markdown: str) -> dict[str, dict[str, list[float]]]:
     """Set name -> arm -> [nDCG@10 without it, what it buys, nDCG@10 alone], as printed."""
     tables: dict[str, dict[str, list[float]]] = {}

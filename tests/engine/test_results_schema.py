@@ -19,14 +19,17 @@ from engine.results_schema import (
     METRICS,
     PAGE_FILES,
     QUALITY,
+    QUALITY_PG,
     SCALE,
     AnswerBytes,
     ArmAblation,
+    BackendSet,
     LoadWindow,
     McpResults,
     McpSettings,
     McpStoreBuild,
     Metrics,
+    PgQualityResults,
     QualityResults,
     QualitySet,
     Recall,
@@ -209,6 +212,39 @@ def mcp(*stores: StoreMcp) -> McpResults:
         elapsed_s=30.0,
         load_average_at_end=(0.75, 0.5, 0.25),
     )
+
+
+def quality_pg(*names: str) -> PgQualityResults:
+    return PgQualityResults(
+        stamp=Stamp("quality_pg", FORMAT, "2026-06-01T09:30:00+00:00", ranking(ARMS)),
+        server="PostgreSQL 18.1, pgvector 0.8.1",
+        sets=tuple(
+            BackendSet(name, fused=metrics(0.5), alone={"fts": metrics(0.4)}, seconds=3.0)
+            for name in names or ("set-a",)
+        ),
+    )
+
+
+def test_the_measured_page_reads_the_postgresql_quality_file():
+    assert QUALITY_PG in PAGE_FILES
+    assert (QUALITY_PG.name, QUALITY_PG.benchmark) == ("quality_pg.json", "quality_pg")
+
+
+def test_what_the_postgresql_quality_run_writes_reads_back_equal(tmp_path: Path):
+    results = quality_pg("set-a", "set-b")
+    write_results(results, tmp_path / "quality_pg.json")
+
+    assert read_results(QUALITY_PG, tmp_path / "quality_pg.json", "q") == results
+
+
+def test_a_postgresql_quality_file_listing_a_set_twice_is_refused(tmp_path: Path):
+    document = json.loads(json.dumps(dump(quality_pg("set-a"))))
+    document["sets"].append(document["sets"][0])
+    path = tmp_path / "quality_pg.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+    with pytest.raises(ResultsError, match="a set is listed twice"):
+        read_results(QUALITY_PG, path, "quality_pg.json")
 
 
 def test_the_measured_page_reads_the_mcp_servers_file():

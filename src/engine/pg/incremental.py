@@ -33,7 +33,7 @@ from engine.indexer import (
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
 from engine.pg.indexer import ModelChanged, index_to_database, store_vectors
-from engine.pg.schema import has_index
+from engine.pg.schema import SCHEMA_VERSION, has_index, layout
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
 from engine.store import Store
@@ -48,12 +48,12 @@ def index_keys(
 ) -> IndexReport:
     """Bring the rows of ``wanted`` in step with their files (see
     :func:`engine.incremental.index_paths`); a store with no index yet gets a full first run,
-    which makes its schema."""
+    which makes its schema, and so does one of an older layout, which that run upgrades."""
     conn = connect(target, vectors=False)
     try:
         with guarded(target):
-            if not has_index(conn):
-                conn.close()
+            if not has_index(conn) or layout(conn) != int(SCHEMA_VERSION):
+                conn.close()  # a first run makes the schema; a full run upgrades an old one
                 return index_to_database(
                     store, target, store.config().max_file_bytes, embedder, None, report
                 )

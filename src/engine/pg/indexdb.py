@@ -16,7 +16,9 @@ from engine.indexdb import FileRow, KnownFile
 from engine.pg.driver import PgConnection
 
 #: The chunk's full text: title (weight A), tags (B) and body (D), in the store's ``memsift``
-#: configuration; the fts arm's ts_rank_cd weighs them 4 : 2 : 1, as SQLite's bm25 does.
+#: configuration; the fts arm's BM25 counts a match 4 : 2 : 1 by those labels, as SQLite's
+#: bm25(4.0, 1.0, 2.0) weighs its title, body and tags columns. (``chunks.length`` and the
+#: store's ``fts_totals`` follow from ``terms``; see :mod:`engine.pg.schema`.)
 TERMS = """
     setweight(to_tsvector('memsift', f.title), 'A')
     || setweight(to_tsvector('memsift', coalesce(

@@ -8,6 +8,15 @@ A title, B tags, D body, under a GIN index), ``embeddings`` (pgvector ``vector``
 the model and width travel with every row, as in SQLite), ``meta``, and the state plane
 ``state_access``. Unlike the index, ``state_access`` is never dropped or rebuilt.
 
+The fts arm ranks by Okapi BM25 as FTS5 does, computed in SQL from what the index holds: each
+chunk's ``tsvector`` is its posting list (every lexeme with its positions, each labelled with
+the column it came from, so a term's frequency per column is read off it), ``chunks.length``
+its length in tokens, and ``fts_totals`` the store's number of chunks and of tokens (for the
+average length). ``length`` is generated from ``terms``, so no writer can forget it; the totals
+are kept by a trigger deferred to commit, so a transaction takes the totals row last and never
+waits on another lock while holding it (a full run and a ``remember`` writing the same file
+cannot deadlock on it).
+
 Full text uses the text search configuration ``memsift``: English stemming with no stop
 words, like SQLite's Porter tokenizer; the query side (``engine.pg.search``) leaves out the
 same stop words as on SQLite, so a negation or a qualifier still counts in a document.
@@ -18,7 +27,9 @@ from __future__ import annotations
 from engine.db import IndexMissing
 from engine.pg.driver import PgConnection, PgError, guarded, register_vectors
 
-SCHEMA_VERSION = "1"
+#: 2: ``chunks.length`` and ``fts_totals`` (BM25). A layout-1 index is upgraded in place by the
+#: next index run (lengths and totals are computed from the tsvectors it already holds).
+SCHEMA_VERSION = "2"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key text PRIMARY KEY, value text NOT NULL);
@@ -47,6 +58,7 @@ CREATE TABLE IF NOT EXISTS chunks(
     text    text NOT NULL,
     hash    text NOT NULL,
     terms   tsvector NOT NULL,
+    length  integer GENERATED ALWAYS AS (memsift_tokens(terms)) STORED,
     UNIQUE(file_id, seq)
 );
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
@@ -68,6 +80,50 @@ CREATE TABLE IF NOT EXISTS state_access(
                      CHECK (outcome_score BETWEEN -1 AND 1),
     content_hash     text
 );
+"""
+
+#: A chunk's length for BM25: its tokens in every column (title, tags, body), which are its
+#: tsvector's positions (the configuration keeps every word, so each token has one).
+TOKENS = """
+CREATE OR REPLACE FUNCTION memsift_tokens(tsvector) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$ SELECT coalesce(sum(coalesce(cardinality(positions), 1)), 0)::integer FROM unnest($1) $$;
+"""
+
+#: Layout 1 had no lengths; adding the generated column computes every chunk's.
+UPGRADE_1_TO_2 = (
+    "ALTER TABLE chunks ADD COLUMN length integer GENERATED ALWAYS AS "
+    "(memsift_tokens(terms)) STORED"
+)
+
+#: The store's totals for BM25 (N and the average length), counted once from the chunks when
+#: the layout is made or upgraded (in the transaction that made or altered ``chunks``, which
+#: holds it locked), then kept in step by a row trigger deferred to commit.
+TOTALS = """
+CREATE TABLE fts_totals(
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    chunks   bigint NOT NULL,
+    tokens   bigint NOT NULL
+);
+INSERT INTO fts_totals(chunks, tokens) SELECT count(*), coalesce(sum(length), 0) FROM chunks;
+
+CREATE FUNCTION memsift_count_chunk() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE fts_totals SET chunks = chunks + 1, tokens = tokens + NEW.length;
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE fts_totals SET chunks = chunks - 1, tokens = tokens - OLD.length;
+    ELSE
+        UPDATE fts_totals SET tokens = tokens - OLD.length + NEW.length;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER chunks_count AFTER INSERT OR DELETE OR UPDATE OF terms ON chunks
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memsift_count_chunk();
 """
 
 #: English stemming without a stop list (the snowball dictionary with no StopWords file).
@@ -93,13 +149,52 @@ def ensure_schema(conn: PgConnection) -> None:
         ).fetchone()
         if found is None:
             conn.run(TEXT_SEARCH)
+        made = layout(conn)
+        if made is not None and made > int(SCHEMA_VERSION):
+            raise PgError(newer_layout(conn, made))
+        conn.run(TOKENS)
         conn.run(DDL)
+        if made == 1:
+            conn.run(UPGRADE_1_TO_2)
+        if made != int(SCHEMA_VERSION):
+            conn.run(TOTALS)
         conn.run(
             "INSERT INTO meta(key, value) VALUES ('schema_version', %s) "
-            "ON CONFLICT (key) DO NOTHING",
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (SCHEMA_VERSION,),
         )
     register_vectors(conn.raw, conn.target)
+
+
+def layout(conn: PgConnection) -> int | None:
+    """The layout version of the schema's index; None before a first run made its tables."""
+    if conn.run("SELECT to_regclass('meta') IS NULL").fetchone()[0]:
+        return None
+    row = conn.run("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def newer_layout(conn: PgConnection, made: int) -> str:
+    return (
+        f"{conn.target.shown()}: the index has layout {made}, made by a newer memsift than "
+        f"this one (layout {SCHEMA_VERSION}); upgrade memsift to use it"
+    )
+
+
+def require_layout(conn: PgConnection) -> None:
+    """Refuse to rank with an index of another layout: a layout-1 index has no chunk lengths
+    or totals, which the fts arm's BM25 reads. One line, with the fix; never a ranking made
+    from missing figures."""
+    made = layout(conn)
+    if made is None or made == int(SCHEMA_VERSION):
+        return
+    if made > int(SCHEMA_VERSION):
+        raise PgError(newer_layout(conn, made))
+    raise PgError(
+        f"{conn.target.shown()}: the index has layout {made}, older than this memsift's "
+        f"({SCHEMA_VERSION}: full text ranked by BM25); run `memsift index` to upgrade it in "
+        "place (files and vectors are kept)"
+    )
 
 
 def has_index(conn: PgConnection) -> bool:

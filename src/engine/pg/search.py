@@ -21,7 +21,7 @@ from engine.contract import bind, bound_prefix
 from engine.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
 from engine.pg.indexdb import vector_coverage
-from engine.pg.schema import has_hnsw, require_index
+from engine.pg.schema import has_hnsw, require_index, require_layout
 from engine.pg.target import DatabaseTarget
 from engine.query import QueryTerms
 from engine.scope import Scope
@@ -70,6 +70,7 @@ class PgSearchBackend:
             conn = connect(self.target, readonly=True, vectors=False)
             try:
                 require_index(conn)
+                require_layout(conn)
                 register_vectors(conn.raw, self.target)
                 # The width of the walk through an HNSW graph, and the walk goes on until the
                 # arm has every row it asked for (without it pgvector stops at ef_search rows).
