@@ -24,14 +24,13 @@ from engine.results_schema import FORMAT, Git, Machine, Stamp
 REPO = Path(__file__).resolve().parent.parent
 
 
-def make_stamp(benchmark: str, *, dialect: str = "sqlite") -> Stamp:
-    """The stamp of a results file written now by ``benchmark`` ("quality", "latency", ...),
-    measured on the backend ``dialect`` names."""
+def make_stamp(benchmark: str) -> Stamp:
+    """The stamp of a results file written now by ``benchmark`` ("quality", "latency", ...)."""
     return Stamp(
         benchmark=benchmark,
         format=FORMAT,
         made_at=now_utc(),
-        ranking=ranking(ARMS, dialect=dialect),
+        ranking=ranking(ARMS),
         git=git_state(),
         machine=machine_info(),
     )

@@ -112,7 +112,7 @@ def load_results(folder: Path, *, display: str, current: Ranking | None) -> Resu
             continue
         results = read_results(kind, path, shown)
         recorded = results.stamp.ranking  # type: ignore[attr-defined]
-        changes = current.changes_since(recorded) if current is not None else []
+        changes = current.changes_since(recorded, kind.dialects) if current is not None else []
         files.append(Loaded(kind, shown, results, tuple(changes)))
     return Results(display, tuple(files))
 

@@ -60,10 +60,6 @@ class Ranking:
     rrf_k: int
     embedder_model: str
     embedder_dim: int
-    #: The backend the figures were measured on ("sqlite" or "postgresql"): only that
-    #: dialect's SQL decided them, so only that dialect's SQL can make them stale. Stamps
-    #: written before the field existed were all measured on SQLite.
-    dialect: str = "sqlite"
 
     @property
     def sha256(self) -> str:
@@ -71,12 +67,13 @@ class Ranking:
         canonical = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
-    def changes_since(self, old: Ranking) -> list[str]:
+    def changes_since(self, old: Ranking, dialects: tuple[str, ...] = ("sqlite",)) -> list[str]:
         """What differs from ``old``, in words ("weight of recency 0.2 -> 0.3"); empty when
         nothing does.
 
-        SQL counts in the dialect ``old`` was measured on: an edit to the PostgreSQL fragment
-        of an arm leaves figures measured on SQLite fresh, and the other way round.
+        SQL counts in the ``dialects`` the figures were measured on (a results file's kind
+        says which): an edit to an arm's PostgreSQL fragment leaves figures measured on SQLite
+        fresh, and the other way round.
         """
         changes = []
         before = {arm.name: arm for arm in old.arms}
@@ -87,11 +84,10 @@ class Ranking:
         for name in common:
             if now[name].weight != before[name].weight:
                 changes.append(f"weight of {name} {before[name].weight:g} -> {now[name].weight:g}")
-            if old.dialect == "postgresql":
-                if now[name].pg_sql_sha256 != before[name].pg_sql_sha256:
-                    changes.append(f"PostgreSQL SQL of {name}")
-            elif now[name].sql_sha256 != before[name].sql_sha256:
+            if "sqlite" in dialects and now[name].sql_sha256 != before[name].sql_sha256:
                 changes.append(f"SQL of {name}")
+            if "postgresql" in dialects and now[name].pg_sql_sha256 != before[name].pg_sql_sha256:
+                changes.append(f"PostgreSQL SQL of {name}")
             if now[name].needs != before[name].needs:
                 changes.append(f"needs of {name}")
         if common != [name for name in before if name in now]:
@@ -112,20 +108,12 @@ def ranking(
     rrf_k: int | None = None,
     embedder_model: str | None = None,
     embedder_dim: int | None = None,
-    dialect: str = "sqlite",
 ) -> Ranking:
     """The ranking made by ``arms`` with the engine's fusion constant and default embedder.
 
     The keywords override those for a ranking measured with others (a converted old results
-    file names the constant and the model of its own commit); ``dialect`` names the backend
-    the figures are measured on.
+    file names the constant and the model of its own commit).
     """
-    from engine.contract import DIALECT_BY_NAME
-
-    if dialect not in DIALECT_BY_NAME:
-        raise ValueError(
-            f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECT_BY_NAME)}"
-        )
     from engine.assemble import RRF_K
     from engine.embedder import DEFAULT_MODEL, MINILM_DIM
 
@@ -143,7 +131,6 @@ def ranking(
         rrf_k=RRF_K if rrf_k is None else rrf_k,
         embedder_model=DEFAULT_MODEL if embedder_model is None else embedder_model,
         embedder_dim=MINILM_DIM if embedder_dim is None else embedder_dim,
-        dialect=dialect,
     )
 
 

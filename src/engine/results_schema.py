@@ -648,12 +648,14 @@ class ScaleResults:
 
 @dataclass(frozen=True)
 class ResultsFile(Generic[T]):
-    """A results file: its name, the benchmark that writes it, and its schema."""
+    """A results file: its name, the benchmark that writes it, its schema, and the backends
+    its figures are measured on (only their dialects' SQL can make the figures stale)."""
 
     name: str
     benchmark: str
     command: str
     schema: type[T]
+    dialects: tuple[str, ...] = ("sqlite",)
 
 
 QUALITY = ResultsFile("quality.json", "quality", "python benchmarks/quality.py", QualityResults)
@@ -664,9 +666,16 @@ QUALITY_PG = ResultsFile(
     "quality_pg",
     "python benchmarks/quality.py --database-url URL",
     PgQualityResults,
+    dialects=("postgresql",),
 )
 LAB = ResultsFile("tuning.json", "fusion_lab", "python benchmarks/fusion_lab.py", LabResults)
-SCALE = ResultsFile("scale.json", "scale", "python benchmarks/scale.py", ScaleResults)
+SCALE = ResultsFile(
+    "scale.json",
+    "scale",
+    "python benchmarks/scale.py",
+    ScaleResults,
+    dialects=("sqlite", "postgresql"),
+)
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
 #: (arms_doc/measured.py and its template).

@@ -124,22 +124,27 @@ def test_a_postgresql_sql_edit_leaves_figures_measured_on_sqlite_fresh():
 
 
 def test_a_postgresql_sql_edit_makes_figures_measured_on_postgresql_stale():
-    before = ranking(changed_recency(0.2), dialect="postgresql")
+    before = ranking(changed_recency(0.2))
     changed = ranking(changed_recency(0.2, pg_sql="SELECT 1"))
 
-    assert changed.changes_since(before) == ["PostgreSQL SQL of recency"]
+    assert changed.changes_since(before, ("postgresql",)) == ["PostgreSQL SQL of recency"]
 
 
 def test_a_sqlite_sql_edit_leaves_figures_measured_on_postgresql_fresh():
-    before = ranking(changed_recency(0.2), dialect="postgresql")
+    before = ranking(changed_recency(0.2))
     changed = ranking(changed_recency(0.2, sql="SELECT 1"))
 
-    assert changed.changes_since(before) == []
+    assert changed.changes_since(before, ("postgresql",)) == []
 
 
-def test_an_unknown_dialect_is_refused_by_name():
-    with pytest.raises(ValueError, match="'oracle'"):
-        ranking(ENTRIES, dialect="oracle")
+def test_figures_measured_on_both_backends_go_stale_with_either_dialects_sql():
+    before = ranking(changed_recency(0.2))
+    changed = ranking(changed_recency(0.2, sql="SELECT 1", pg_sql="SELECT 2"))
+
+    assert changed.changes_since(before, ("sqlite", "postgresql")) == [
+        "SQL of recency",
+        "PostgreSQL SQL of recency",
+    ]
 
 
 def test_figures_stamped_before_the_postgresql_dialect_stay_fresh_for_sqlite():
