@@ -62,6 +62,7 @@ from timing import busy_warning, load_average, log, stats
 from engine.chunking import chunk_text
 from engine.config import Config
 from engine.db import open_index, open_index_reader, write_meta
+from engine.fingerprint import Ranking
 from engine.indexer import embed_text, record_coverage, text_hash
 from engine.results_schema import (
     SCALE,
@@ -559,6 +560,12 @@ def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
+def still_valid(measured: Ranking, now: Ranking) -> set[str]:
+    """The backends whose earlier figures still hold: nothing their dialect's SQL (nor a
+    weight, the constant or the embedder) depends on has changed since they were measured."""
+    return {backend for backend in SCALE.dialects if not now.changes_since(measured, (backend,))}
+
+
 def save(out: Path, stamp: object, settings: dict, stores: list[dict]) -> None:
     """Write what is measured so far, keeping the earlier file's stores of other sizes."""
     kept: list[object] = []
@@ -566,7 +573,11 @@ def save(out: Path, stamp: object, settings: dict, stores: list[dict]) -> None:
         try:
             earlier = read_results(SCALE, out, str(out))
             done = {(s["backend"], s["files"]) for s in stores}
+            valid = still_valid(earlier.stamp.ranking, stamp.ranking)  # type: ignore[attr-defined]
             kept = [s for s in earlier.stores if (s.backend, s.files) not in done]
+            for dropped in [s for s in kept if s.backend not in valid]:
+                log(f"  not keeping {dropped.backend} {dropped.files:,}: measured with other SQL")
+            kept = [s for s in kept if s.backend in valid]
         except ResultsError as exc:
             log(f"  not keeping {out}: {exc}")
         else:

@@ -1,0 +1,36 @@
+"""Which earlier figures a partial scale run may keep: only a backend whose SQL is unchanged."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from scale import still_valid
+
+from engine.arms import ARMS
+from engine.fingerprint import ranking
+
+NOW = ranking(ARMS)
+
+
+def edited(name: str, **changes: str):  # type: ignore[no-untyped-def]
+    return ranking([replace(arm, **changes) if arm.name == name else arm for arm in ARMS])
+
+
+def test_figures_of_both_backends_hold_when_nothing_changed():
+    assert still_valid(NOW, NOW) == {"sqlite", "postgresql"}
+
+
+def test_a_postgresql_sql_edit_drops_only_the_postgresql_figures():
+    measured = edited("fts", pg_sql="SELECT 1")
+
+    assert still_valid(measured, NOW) == {"sqlite"}
+
+
+def test_a_sqlite_sql_edit_drops_only_the_sqlite_figures():
+    measured = edited("vector", sql="SELECT 1")
+
+    assert still_valid(measured, NOW) == {"postgresql"}
+
+
+def test_a_weight_change_drops_both():
+    assert still_valid(edited("recency", weight=0.5), NOW) == set()  # type: ignore[arg-type]
