@@ -15,7 +15,6 @@ import re
 import numpy as np
 import pytest
 
-from engine import state
 from engine.assemble import RRF_K
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
