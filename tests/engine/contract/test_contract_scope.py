@@ -47,6 +47,7 @@ MEMORIES: dict[str, tuple[str | None, tuple[str, ...], bool, str | None]] = {
     "oct-3-night.md": ("semantic", (), False, "2026-10-03 23:59:59"),
     "oct-4.md": ("semantic", (), False, "2026-10-04 00:00:00"),
     "mtime-oct-3.md": ("semantic", (), False, None),
+    "nul.md": ("odd\x00kind", ("a\x00b",), False, None),
 }
 #: Every memory but one was last modified on 1 June; that one on 3 October, 10:00 UTC.
 JUNE = datetime(2026, 6, 1, 12, tzinfo=UTC).timestamp()
@@ -56,7 +57,7 @@ OCTOBER_3 = datetime(2026, 10, 3, 10, tzinfo=UTC).timestamp()
 def text_of(path: str, kind: str | None, tags: tuple[str, ...], archived: bool, event_at):  # type: ignore[no-untyped-def]
     lines = [f"title: {json.dumps(path)}"]
     if kind:
-        lines.append(f"kind: {kind}")
+        lines.append(f"kind: {json.dumps(kind)}")
     if tags:
         lines.append(f"tags: {json.dumps(list(tags))}")
     if archived:
@@ -144,6 +145,13 @@ def test_tag_with_quote_or_percent_matches_literally(in_scope, tag):
 @pytest.mark.parametrize("tag", ["%", "_", "infra'; DROP TABLE files; --", '"', "\\"])
 def test_tag_wildcards_and_sql_match_nothing(in_scope, tag):
     assert in_scope(ScopeSpec(tags=(tag,))) == []
+
+
+def test_a_tag_and_a_kind_holding_a_nul_match_themselves(in_scope):
+    # PostgreSQL text cannot hold a NUL: the team store keeps U+FFFD in its place, and matches
+    # a scope's values the same way, rather than failing the index run or the search.
+    assert in_scope(ScopeSpec(tags=("a\x00b",))) == ["nul.md"]
+    assert in_scope(ScopeSpec(kinds=("odd\x00kind",))) == ["nul.md"]
 
 
 def test_path_prefix_wildcards_match_only_themselves(in_scope):

@@ -127,9 +127,7 @@ def test_a_row_never_moves_onto_a_memory_that_has_its_own(one, hash_embedder):
     assert state.state_paths(one) == ["a.md", "b.md"]
 
 
-def test_a_row_stays_while_its_file_exists_even_when_the_file_leaves_the_index(
-    one, hash_embedder
-):
+def test_a_row_stays_while_its_file_exists_even_when_the_file_leaves_the_index(one, hash_embedder):
     state.record_access(one, "a.md")
     (one.root / "copy.md").write_text("# A\n\nalpha", encoding="utf-8")
     (one.root / "a.md").write_bytes(b"# A\n\n\xff not UTF-8 any more")
