@@ -35,7 +35,7 @@ FIXED_MTIME_NS = 1_790_000_000 * 1_000_000_000
 Ranked = dict[str, list[str]]
 
 
-def write_memory(root: Path, group: str, title: str, body: str) -> tuple[str, str]:
+def memory_file(group: str, title: str, body: str) -> tuple[str, str]:
     """(key, text) of one memory: named by its content's hash, so order favours no one."""
     name = hashlib.sha1(f"{title}\n{body}".encode()).hexdigest()[:12]
     return f"{group}/{name}.md", f"---\ntitle: {title!r}\n---\n{body}\n"
@@ -45,11 +45,11 @@ def gate_files() -> tuple[dict[str, str], dict[str, tuple[str, list[str]]]]:
     files: dict[str, str] = {}
     truth: dict[str, tuple[str, list[str]]] = {}
     for group in GROUPS:
-        true, text = write_memory(Path(), group["id"], group["true"]["title"], group["true"]["body"])
+        true, text = memory_file(group["id"], group["true"]["title"], group["true"]["body"])
         files[true] = text
         twins = []
         for twin in group["twins"]:
-            key, text = write_memory(Path(), group["id"], twin["title"], twin["body"])
+            key, text = memory_file(group["id"], twin["title"], twin["body"])
             files[key] = text
             twins.append(key)
         truth[group["id"]] = (true, twins)
