@@ -134,6 +134,27 @@ def test_bound_tuple_stops_at_the_highest_placeholder(indexed):
     assert result.params == ('"alpha"', CANDIDATE_LIMIT, 10)
 
 
+def test_explain_shows_the_statement_and_every_bound_value_by_its_number(indexed, hash_embedder):
+    store = indexed({"a.md": memory("Alpha", "alpha beta", kind="semantic")})
+    result = search(store, "alpha", embedder=hash_embedder, scope=ScopeSpec(kinds=("semantic",)))
+    shown = result.to_json(explain=True)
+    assert shown["sql"] == result.sql and "?4" in result.sql
+    assert shown["params"] == [
+        '"alpha"',
+        CANDIDATE_LIMIT,
+        10,
+        f"<float32[{hash_embedder.dim}] query vector>",
+        None,
+        None,
+        '["semantic"]',
+    ]
+    for hit, listed in zip(result.hits, shown["hits"], strict=True):
+        assert listed["score"] == pytest.approx(
+            sum(a["contribution"] for a in listed["arms"].values())
+        )
+        assert listed["score"] == hit.score
+
+
 def test_configured_weights_are_inlined_in_the_statement(backend_store, hash_embedder):
     store = backend_store(
         {".memsift/config.toml": "[weights]\nrecency = 0.25\n", "a.md": memory("A", "alpha")}
