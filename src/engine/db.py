@@ -194,9 +194,22 @@ def read_only_part(path: Path) -> Path | None:
     if not os.access(folder, os.W_OK):
         return folder
     for candidate in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-        if candidate.exists() and not os.access(candidate, os.W_OK):
+        if all(refused(candidate) for _ in range(READ_ONLY_CHECKS)):
             return candidate
     return None
+
+
+#: How many times in a row a file must refuse writing to be called read-only (see ``refused``).
+READ_ONLY_CHECKS = 3
+
+
+def refused(candidate: Path) -> bool:
+    """Whether ``candidate`` exists and may not be written. Other connections delete and make
+    the -wal and -shm again at any moment (the last one to close deletes them), so one check
+    can see a file vanish between its two questions; a file that is really read-only refuses
+    every time. A file missed here still fails its write, with SQLite's own read-only error:
+    the check only words the message, and a read lost to a false alarm is worse."""
+    return not os.access(candidate, os.W_OK) and candidate.exists()
 
 
 def require_writable(database: Database, path: Path) -> None:

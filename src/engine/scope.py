@@ -178,13 +178,13 @@ def build_pg_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
     if not spec.include_archived:
         clauses.append("f.archived = 0")
     if want.kinds:
-        kinds = slot(json_list(want.kinds), "jsonb")
+        kinds = slot(json_list(no_nul(want.kinds)), "jsonb")
         clauses.append(f"f.kind IN (SELECT jsonb_array_elements_text({kinds}))")
     else:
         clauses.append("f.kind IS DISTINCT FROM 'task'")
     if want.tags:
         # Containment: the memory's tags hold every wanted one (a GIN index can serve it).
-        clauses.append(f"f.tags @> {slot(json_list(want.tags), 'jsonb')}")
+        clauses.append(f"f.tags @> {slot(json_list(no_nul(want.tags)), 'jsonb')}")
     if spec.path_prefix:
         clauses.append(f"starts_with(f.path, {slot(spec.path_prefix)})")
     if want.since:
@@ -192,6 +192,13 @@ def build_pg_scope(spec: ScopeSpec, first: int = FIRST_SCOPE_PARAM) -> Scope:
     if want.until:
         clauses.append(f"coalesce(f.event_at, f.updated_at) <= {slot(want.until)}")
     return Scope("(" + " AND ".join(clauses) + ")", tuple(values))
+
+
+def no_nul(values: list[str]) -> list[str]:
+    """Values as a team store holds them: PostgreSQL text and ``jsonb`` cannot hold a NUL, so
+    the indexer stores one as U+FFFD (engine.pg.indexdb.clean) and a scope value is matched the
+    same way, instead of the server refusing the whole search."""
+    return [value.replace("\x00", "\ufffd") for value in values]
 
 
 def json_list(values: list[str]) -> str:

@@ -186,7 +186,9 @@ def attach_state(conn: apsw.Connection, path: Path) -> bool:
     """Attach ``state.db`` read-only as schema ``state``; False when there is none.
 
     In a folder nobody may write to it is attached immutable (as :func:`engine.db.open_reader`
-    opens a database there). Errors name state.db, not the index.
+    opens a database there). Errors name state.db, not the index. A file another process has
+    just created and not yet given its table is no state plane yet: it is detached again, and
+    the next search looks once more.
     """
     if not path.exists():
         return False
@@ -197,6 +199,10 @@ def attach_state(conn: apsw.Connection, path: Path) -> bool:
             if Path(f"{path}-wal").exists():
                 raise
             attach(conn, path.as_uri() + "?mode=ro&immutable=1")
+        table = "SELECT 1 FROM state.sqlite_master WHERE type = 'table' AND name = 'access'"
+        if conn.execute(table).fetchone() is None:
+            conn.execute("DETACH DATABASE state")
+            return False
     return True
 
 

@@ -1,8 +1,11 @@
-"""A team store on PostgreSQL: indexed, searched, read and reinforced like a store on SQLite."""
+"""A team store on PostgreSQL: what only a database store has (its advisory lock, its schema,
+its one-line connection errors, nothing written under the store), and the write and list paths.
+
+The contract both backends keep (search, scopes, hostile queries, degradation, the state plane,
+the discrimination gate, concurrency) is in tests/engine/contract/, run once per backend.
+"""
 
 from __future__ import annotations
-
-from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -66,49 +69,6 @@ def test_an_index_run_writes_nothing_under_the_store(team_store):
     assert not (team_store.root / ".memsift" / "state.db").exists()
 
 
-def test_a_search_finds_the_memory_by_its_words(team_store, hash_embedder):
-    result = search(team_store, "staging database port", embedder=hash_embedder)
-
-    assert result.hits[0].path == "infra/staging-db.md"
-    assert result.fts_form == "all"
-    assert {"fts", "vector", "recency"} <= set(result.arms_fired)
-    assert "5433" in result.hits[0].snippet
-
-
-def test_tasks_stay_out_of_scope_unless_asked_for(team_store, hash_embedder):
-    result = search(team_store, "rotate staging keys", embedder=hash_embedder)
-
-    assert "tasks/rotate.md" not in [h.path for h in result.hits]
-
-
-def test_tasks_come_back_when_asked_for_by_kind(team_store, hash_embedder):
-    result = search(
-        team_store, "rotate staging keys", embedder=hash_embedder, scope=ScopeSpec(kinds=("task",))
-    )
-
-    assert [h.path for h in result.hits] == ["tasks/rotate.md"]
-
-
-def test_scope_values_are_bound_and_match_only_themselves(team_store, hash_embedder):
-    hostile = ScopeSpec(tags=("infra'; DROP TABLE files; --",), path_prefix="%")
-    result = search(team_store, "staging", embedder=hash_embedder, scope=hostile)
-
-    assert result.hits == [] and result.empty_scope
-    assert search(team_store, "staging", embedder=hash_embedder).hits
-
-
-def test_reads_and_outcomes_go_to_the_database_and_feed_salience(team_store, hash_embedder):
-    state_plane.record_access(team_store, "episodes/deploy.md")
-    access = state_plane.reinforce(team_store, "episodes/deploy.md", 1)
-
-    assert (access.access_count, access.outcome_score) == (1, pytest.approx(0.3))
-    assert state_plane.lookup(team_store, "episodes/deploy.md") == access
-    assert not (team_store.root / ".memsift" / "state.db").exists()
-    result = search(team_store, "release deploy staging", embedder=hash_embedder)
-    assert "salience" in result.arms_fired
-    assert result.hits[0].arms["salience"].rank == 1
-
-
 def test_a_read_long_ago_still_ranks_without_an_arithmetic_error(team_store, hash_embedder, pg_url):
     state_plane.record_access(team_store, "episodes/deploy.md")
     with psycopg.connect(pg_url) as conn:
@@ -117,14 +77,6 @@ def test_a_read_long_ago_still_ranks_without_an_arithmetic_error(team_store, has
 
     assert result.hits[0].path == "episodes/deploy.md"
     assert "salience" in result.arms_fired
-
-
-def test_the_time_arm_ranks_by_the_date_the_query_names(team_store, hash_embedder):
-    result = search(
-        team_store, "what happened in September 2026", embedder=hash_embedder, min_similarity=0
-    )
-
-    assert "time" in result.arms_fired
 
 
 def test_an_index_run_holds_the_stores_advisory_lock(make_store, pg_url, monkeypatch):
@@ -166,16 +118,6 @@ def test_a_store_naming_no_database_is_not_searched_in_one(make_store, monkeypat
     assert (store.root / ".memsift" / "index.db").exists()
 
 
-def test_a_missing_index_in_the_database_says_to_run_index(make_store, pg_url, monkeypatch):
-    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
-    store = make_store(MEMORIES)
-
-    with pytest.raises(
-        IndexMissing, match=r"PostgreSQL .*schema memsift: no index yet; run `memsift index`"
-    ):
-        search(store, "staging")
-
-
 def test_a_database_that_cannot_be_reached_is_one_line_naming_it(make_store, monkeypatch):
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", "postgresql://nobody:secret@127.0.0.1:1/teamdb")
     store = make_store(MEMORIES)
@@ -195,50 +137,6 @@ def test_status_reports_the_database_and_what_changed_since_the_run(team_store):
     assert not info["changed_since_index"]
     (team_store.root / "new.md").write_text("# New\n\nnew memory\n", encoding="utf-8")
     assert store_status(team_store)["changes"]["added"] == 1
-
-
-def test_state_rows_of_deleted_memories_stay_until_pruned(team_store):
-    state_plane.record_access(team_store, "people/priya.md")
-    (team_store.root / "people" / "priya.md").unlink()
-
-    assert store_status(team_store)["stale_state_rows"] == ["people/priya.md"]
-    assert state_plane.prune(team_store, ["people/priya.md"]) == 1
-    assert state_plane.state_paths(team_store) == []
-
-
-def test_concurrent_reads_and_reinforcements_lose_nothing(team_store):
-    def work(_: int) -> None:
-        for _ in range(5):
-            state_plane.record_access(team_store, "infra/staging-db.md")
-            state_plane.reinforce(team_store, "infra/staging-db.md", 1)
-
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        list(pool.map(work, range(6)))
-
-    access = state_plane.lookup(team_store, "infra/staging-db.md")
-    assert access.access_count == 30
-    assert access.outcome_score == pytest.approx(1 - 0.7**30)
-
-
-HOSTILE = [
-    "",
-    "   ",
-    '"unbalanced',
-    "NEAR(a b) OR -x * ^title:",
-    "a\x00b staging",
-    "\u202eevil\u202c staging",
-    "数据库 端口",
-    "o'brien & | ! <-> :* (staging)",
-    "x" * 100_000,
-    "or and not",
-]
-
-
-@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
-def test_any_query_returns_normally(team_store, hash_embedder, query):
-    result = search(team_store, query, embedder=hash_embedder)
-
-    assert isinstance(result.hits, list)
 
 
 def test_remember_and_forget_index_into_the_database_not_beside_it(team_store, hash_embedder):
@@ -285,7 +183,6 @@ def test_list_gives_the_same_records_as_on_sqlite_newest_first(
 
 
 def test_list_on_a_team_store_without_an_index_says_to_run_index(make_store, pg_url, monkeypatch):  # type: ignore[no-untyped-def]
-    from engine.db import IndexMissing
     from engine.write import list_memories
 
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)

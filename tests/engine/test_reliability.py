@@ -20,13 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HashEmbedder
-from engine import state
 from engine.db import open_index
 from engine.indexer import index_store
-from engine.search import search
-from engine.status import stale_state_paths, store_status
-from engine.store import open_store
+from engine.status import store_status
 
 WORKER = textwrap.dedent(
     """
@@ -164,34 +160,6 @@ def test_sigkill_at_random_moments_never_corrupts_and_a_rerun_converges(tmp_path
     assert snapshot(root / ".memsift" / "index.db") == snapshot(clean / ".memsift" / "index.db")
 
 
-def test_searches_read_and_reinforce_succeed_while_an_index_run_writes(tmp_path):
-    rng = random.Random(7)
-    root = tmp_path / "store"
-    write_corpus(root, rng, 80)
-    run_worker(root)
-    store = open_store(root)
-    write_corpus(root / "more", rng, 80)
-    process = start_worker(root)
-    searches = reads = 0
-    try:
-        while process.poll() is None or searches < 5:
-            result = search(store, rng.choice(["alpha", "gamma delta", "omega"]), use_vector=False)
-            assert result.hits
-            searches += 1
-            state.record_access(store, "dir0/note-000.md")
-            state.reinforce(store, "dir1/note-001.md", 1)
-            reads += 1
-    finally:
-        code = finish(process)
-    assert code == 0
-    assert searches >= 5
-    conn = state.open_state(store.state_path)
-    try:
-        assert state.get_access(conn, "dir0/note-000.md").access_count == reads
-    finally:
-        conn.close()
-
-
 def test_unreadable_file_is_skipped_with_a_reason(make_store, hash_embedder, monkeypatch):
     store = make_store({"a.md": "# A\n\nalpha", "locked.md": "# L\n\nlocked"})
     real_open = os.open
@@ -213,28 +181,6 @@ def test_symlink_loop_is_reported_and_not_followed(make_store, hash_embedder):
     report = index_store(store, embedder=hash_embedder)
     assert report.indexed == ["sub/a.md"]
     assert report.skipped == [("sub/loop", "symlink (not followed)")]
-
-
-def test_switching_the_embedding_model_keeps_every_state_row(make_store, hash_embedder):
-    store = make_store({"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta"})
-    index_store(store, embedder=hash_embedder)
-    state.record_access(store, "a.md")
-    state.reinforce(store, "b.md", -1)
-    index_store(store, embedder=HashEmbedder(name="another-model", dim=8))
-    assert state.state_paths(store) == ["a.md", "b.md"]
-
-
-def test_state_rows_of_deleted_memories_stay_until_pruned(make_store, hash_embedder):
-    store = make_store({"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta"})
-    index_store(store, embedder=hash_embedder)
-    state.record_access(store, "a.md")
-    state.record_access(store, "b.md")
-    (store.root / "a.md").unlink()
-    index_store(store, embedder=hash_embedder)
-    assert state.state_paths(store) == ["a.md", "b.md"]
-    assert store_status(store)["stale_state_rows"] == ["a.md"]
-    assert state.prune(store, stale_state_paths(store)) == 1
-    assert state.state_paths(store) == ["b.md"]
 
 
 def test_two_index_runs_at_once_embed_each_chunk_once(tmp_path):

@@ -6,6 +6,10 @@ and the busy timeout does not help. Each test below lets another connection comm
 between a transaction's read and its write. A transaction begun deferred fails there; one
 begun IMMEDIATE holds the write lock already, so the other writer has to wait its turn (here it
 is refused at once and retried afterwards, as the busy timeout would), and nothing is lost.
+
+The last two tests pin races between connections found by the contract suite's concurrency
+tests (tests/engine/contract/): a -wal file deleted while a writer checks it, and a state.db
+created but not yet given its table while a search attaches it.
 """
 
 from __future__ import annotations
@@ -135,3 +139,39 @@ def test_a_state_row_follows_its_renamed_file_while_another_process_counts_a_rea
     assert report.renamed == [("old.md", "new.md")]
     assert state_plane.lookup(store, "new.md").access_count == 1
     assert state_plane.lookup(store, "b.md").access_count == 1
+
+
+def test_a_wal_file_another_connection_deletes_while_it_is_checked_is_not_read_only(
+    tmp_path, monkeypatch
+):  # type: ignore[no-untyped-def]
+    # The last connection to close a WAL database deletes its -wal and -shm; a writer checking
+    # them at that moment found the file existing, then no access to it: "read-only".
+    path = tmp_path / "state.db"
+    path.write_bytes(b"")
+    wal = Path(f"{path}-wal")
+    wal.write_bytes(b"")
+    real_access = os.access
+
+    def closed_meanwhile(target, mode, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(target) == wal:
+            wal.unlink(missing_ok=True)
+        return real_access(target, mode, *args, **kwargs)
+
+    monkeypatch.setattr(engine.db.os, "access", closed_meanwhile)
+    assert engine.db.read_only_part(path) is None
+
+
+def test_a_state_file_another_process_has_just_created_is_no_state_plane_yet(make_store):  # type: ignore[no-untyped-def]
+    # open_state creates state.db, then its table: a search in between saw a state plane
+    # without the table and failed with "no such table: state.access".
+    from engine.search import Searcher
+
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embed=False)
+    connect(store.state_path).close()  # the file exists, its table not yet
+    with Searcher(store) as searcher:
+        before = searcher.search("alpha", use_vector=False)
+        state_plane.record_access(store, "a.md")
+        after = searcher.search("alpha", use_vector=False)
+    assert "salience" in before.arms_dropped and [h.path for h in before.hits] == ["a.md"]
+    assert "salience" in after.arms_fired

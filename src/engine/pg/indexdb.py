@@ -9,6 +9,7 @@ caller groups them in ``with conn:`` blocks, as on SQLite.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from engine.contract import bind
@@ -92,10 +93,10 @@ def write_file(conn: PgConnection, row: FileRow) -> int:
         (
             row.path,
             clean(row.title),
-            row.kind,
+            None if row.kind is None else clean(row.kind),
             row.event_at,
             row.updated_at,
-            clean(row.tags_json),
+            clean_json(row.tags_json),
             int(row.archived),
             row.content_hash,
             row.size,
@@ -117,6 +118,12 @@ def write_file(conn: PgConnection, row: FileRow) -> int:
 def clean(text: str) -> str:
     """Text PostgreSQL can store: a NUL (valid in a memory's UTF-8) becomes U+FFFD."""
     return text.replace("\x00", "\ufffd")
+
+
+def clean_json(text: str) -> str:
+    """A JSON array of tags ``jsonb`` can hold: it refuses the escape ``\\u0000`` (the JSON of
+    a NUL), so a NUL in a tag becomes U+FFFD, as in plain text (the scope's values alike)."""
+    return json.dumps([clean(tag) for tag in json.loads(text)], ensure_ascii=False)
 
 
 def touch_files(conn: PgConnection, touched: Iterable[tuple[int, str, str]]) -> None:

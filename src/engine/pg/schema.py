@@ -71,7 +71,11 @@ CREATE TABLE IF NOT EXISTS embeddings(
     vector vector NOT NULL CHECK (vector_dims(vector) = dim),
     added  bigint GENERATED ALWAYS AS IDENTITY
 );
+"""
 
+#: The state plane: made with the index, or on its own by the first read or outcome counted
+#: before any index run (as SQLite's state.db is), without which that read would be lost.
+STATE_DDL = """
 CREATE TABLE IF NOT EXISTS state_access(
     path             text COLLATE "C" PRIMARY KEY,
     access_count     integer NOT NULL DEFAULT 0 CHECK (access_count >= 0),
@@ -125,6 +129,9 @@ $$;
 CREATE CONSTRAINT TRIGGER chunks_count AFTER INSERT OR DELETE OR UPDATE OF terms ON chunks
 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memsift_count_chunk();
 """
+#: Held for the transaction that creates a store's tables: an index run and a first read may
+#: both find them missing, and two ``CREATE ... IF NOT EXISTS`` racing can still collide.
+CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 
 #: English stemming without a stop list (the snowball dictionary with no StopWords file).
 TEXT_SEARCH = """
@@ -139,6 +146,7 @@ def ensure_schema(conn: PgConnection) -> None:
     serialised by the caller's advisory lock), with pgvector installed in ``public``."""
     schema = conn.target.schema
     with guarded(conn.target), conn:
+        conn.run(CREATE_LOCK, (f"memsift schema {schema}",))
         if conn.run("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
             conn.run("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
         conn.run(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
@@ -158,6 +166,7 @@ def ensure_schema(conn: PgConnection) -> None:
             conn.run(UPGRADE_1_TO_2)
         if made != int(SCHEMA_VERSION):
             conn.run(TOTALS)
+        conn.run(STATE_DDL)
         conn.run(
             "INSERT INTO meta(key, value) VALUES ('schema_version', %s) "
             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -195,6 +204,14 @@ def require_layout(conn: PgConnection) -> None:
         f"({SCHEMA_VERSION}: full text ranked by BM25); run `memsift index` to upgrade it in "
         "place (files and vectors are kept)"
     )
+def ensure_state_plane(conn: PgConnection) -> None:
+    """Create the store's schema and its state table if missing, and nothing else: the index
+    stays absent (a search still says to run `memsift index`) until an index run makes it."""
+    schema = conn.target.schema
+    with guarded(conn.target), conn:
+        conn.run(CREATE_LOCK, (f"memsift schema {schema}",))
+        conn.run(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        conn.run(STATE_DDL)
 
 
 def has_index(conn: PgConnection) -> bool:

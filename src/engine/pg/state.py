@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.pg.driver import PgConnection, connect, guarded
+from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.indexdb import indexed_paths
 from engine.pg.ownership import refuse_foreign
-from engine.pg.schema import has_index
+from engine.pg.schema import ensure_state_plane, has_index
 from engine.pg.target import DatabaseTarget
 from engine.state import OUTCOME_ALPHA, Access, now_utc
 
@@ -30,23 +30,19 @@ def get_access(conn: PgConnection, path: str) -> Access:
 
 def record_access(target: DatabaseTarget, path: str, content_hash: str | None = None) -> Access:
     """Count one read of ``path`` now."""
-    conn = connect(target, vectors=False)
-    try:
-        with guarded(target), conn:
-            conn.run(
-                """
-                INSERT INTO state_access(path, access_count, last_accessed_at, content_hash)
-                VALUES (%s, 1, %s, %s)
-                ON CONFLICT (path) DO UPDATE SET
-                    access_count = state_access.access_count + 1,
-                    last_accessed_at = excluded.last_accessed_at,
-                    content_hash = coalesce(excluded.content_hash, state_access.content_hash)
-                """,
-                (path, now_utc(), content_hash),
-            )
-            return get_access(conn, path)
-    finally:
-        conn.close()
+    return upsert(
+        target,
+        path,
+        """
+        INSERT INTO state_access(path, access_count, last_accessed_at, content_hash)
+        VALUES (%s, 1, %s, %s)
+        ON CONFLICT (path) DO UPDATE SET
+            access_count = state_access.access_count + 1,
+            last_accessed_at = excluded.last_accessed_at,
+            content_hash = coalesce(excluded.content_hash, state_access.content_hash)
+        """,
+        (path, now_utc(), content_hash),
+    )
 
 
 def reinforce(
@@ -55,22 +51,37 @@ def reinforce(
     """Fold an outcome into ``path``'s score in one statement."""
     if outcome not in (-1, 1):
         raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
+    return upsert(
+        target,
+        path,
+        """
+        INSERT INTO state_access(path, access_count, outcome_score, content_hash)
+        VALUES (%(path)s, 0, greatest(-1.0, least(1.0, %(alpha)s * %(outcome)s)), %(hash)s)
+        ON CONFLICT (path) DO UPDATE SET
+            outcome_score = greatest(-1.0, least(1.0,
+                (1 - %(alpha)s) * state_access.outcome_score + %(alpha)s * %(outcome)s)),
+            content_hash = coalesce(excluded.content_hash, state_access.content_hash)
+        """,
+        {"path": path, "alpha": OUTCOME_ALPHA, "outcome": outcome, "hash": content_hash},
+    )
+
+
+def upsert(target: DatabaseTarget, path: str, sql: str, params: object) -> Access:
+    """Run one state UPSERT and return ``path``'s record. A store read before its first index
+    run has no state table yet: it is made then (alone, not the index), so the read counts."""
+    missing_table = psycopg_module().errors.UndefinedTable
     conn = connect(target, vectors=False)
     try:
-        with guarded(target), conn:
-            conn.run(
-                """
-                INSERT INTO state_access(path, access_count, outcome_score, content_hash)
-                VALUES (%(path)s, 0, greatest(-1.0, least(1.0, %(alpha)s * %(outcome)s)),
-                        %(hash)s)
-                ON CONFLICT (path) DO UPDATE SET
-                    outcome_score = greatest(-1.0, least(1.0,
-                        (1 - %(alpha)s) * state_access.outcome_score + %(alpha)s * %(outcome)s)),
-                    content_hash = coalesce(excluded.content_hash, state_access.content_hash)
-                """,
-                {"path": path, "alpha": OUTCOME_ALPHA, "outcome": outcome, "hash": content_hash},
-            )
-            return get_access(conn, path)
+        with guarded(target):
+            try:
+                with conn:
+                    conn.run(sql, params)
+                    return get_access(conn, path)
+            except missing_table:
+                ensure_state_plane(conn)
+            with conn:
+                conn.run(sql, params)
+                return get_access(conn, path)
     finally:
         conn.close()
 
