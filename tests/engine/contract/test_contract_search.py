@@ -1,8 +1,9 @@
 """The search contract, on SQLite and on PostgreSQL: what a hit carries, in what order, how many,
 what the statement binds, and that --explain's contributions are the scores the SQL computed.
 
-Every test runs once per backend (the ``backend`` fixture). The two full-text rankings differ by
-design (FTS5's bm25 against ts_rank_cd), so where a test is about full text it asserts what both
+Every test runs once per backend (the ``backend`` fixture). Both rank full text by BM25, but over
+different tokenizers (FTS5's porter, PostgreSQL's parser and Snowball), so where a test is about
+full text it asserts what both
 must honour (a memory holding every term comes first, a focused note beats a long file that
 only mentions the words) rather than an exact order.
 """
@@ -191,17 +192,6 @@ def test_an_empty_weights_override_means_the_registrys_weights_over_a_configured
 
 # --- the full-text probe and ranking ---------------------------------------------------------
 
-#: A ranking PostgreSQL's fts arm does not yet give, by design of its scorer (not a bug in the
-#: statement): ts_rank_cd scores a chunk by how many close covers of the terms it holds and never
-#: weighs a chunk's length, so a long chunk repeating the words outranks a short note holding
-#: them once. FTS5's bm25 does weigh length. BM25 computed in SQL (issue 13, item 1) is the fix;
-#: not strict, so the test keeps running and passes here the day that lands.
-TS_RANK_CD_HAS_NO_LENGTH_NORMALISATION = pytest.mark.xfail(
-    reason="ts_rank_cd ignores chunk length (by design until BM25 in SQL replaces it)",
-    strict=False,
-)
-
-
 def test_probe_binds_all_terms_when_one_memory_holds_them_all(indexed):
     store = indexed({"a.md": memory("A", "red apple"), "b.md": memory("B", "green pear")})
     result = search(store, "red apple", use_vector=False)
@@ -242,11 +232,7 @@ def test_the_term_dense_memory_outranks_the_one_mentioning_the_term_once(indexed
     assert fts_ranks == {"b-dense.md": 1, "a-sparse.md": 2}
 
 
-def test_a_huge_file_mentioning_everything_does_not_outrank_the_focused_note(
-    indexed, backend, request
-):
-    if backend.is_pg:
-        request.applymarker(TS_RANK_CD_HAS_NO_LENGTH_NORMALISATION)
+def test_a_huge_file_mentioning_everything_does_not_outrank_the_focused_note(indexed):
     # A changelog-like file: the query's words appear, scattered among thousands of others,
     # more often in total than in the focused note.
     filler = " ".join(f"change{i} fixed in module{i}." for i in range(3000))
