@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.indexer import index_store
 from engine.pg.target import URL_VARIABLE
 from engine.store import Store, open_store
 
@@ -109,6 +110,12 @@ class Backend:
             pg.close()
 
 
+def memory(title: str, body: str, **fields: str) -> str:
+    """A memory file's text: front matter with the title and ``fields``, then the body."""
+    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
+    return f"---\ntitle: {title}\n{extra}---\n{body}\n"
+
+
 def as_array(vector: object) -> np.ndarray:
     """A stored vector (sqlite-vec's float32 blob, or a pgvector value) as a float32 array."""
     if isinstance(vector, bytes):
@@ -141,3 +148,15 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 def backend_store(backend: Backend, tmp_path: Path) -> Callable[[dict[str, str]], Store]:
     """Like ``make_store``, on the test's backend."""
     return lambda files: backend.write(tmp_path / "store", files)
+
+
+@pytest.fixture
+def indexed(backend_store, hash_embedder):  # type: ignore[no-untyped-def]
+    """A builder: write the files on the test's backend and index them with the test embedder."""
+
+    def build(files: dict[str, str]) -> Store:
+        store = backend_store(files)
+        index_store(store, embedder=hash_embedder)
+        return store
+
+    return build

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backends import backend, backend_store, contract_database  # noqa: F401  (both backends)
+from backends import backend, backend_store, contract_database, indexed  # noqa: F401  (both backends)
 from engine.store import Store, open_store
 from pg_server import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL per run)
 

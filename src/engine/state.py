@@ -200,7 +200,7 @@ def prune(store: Store, paths: list[str]) -> int:
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
 
-        return pg_state.prune(target, store.root, paths)
+        return pg_state.prune(target, store, paths)
     if not paths or not store.state_path.exists():
         return 0
     conn = open_state(store.state_path)

@@ -23,52 +23,11 @@ import pytest
 from engine.db import open_index
 from engine.indexer import index_store
 from engine.status import store_status
-
-WORKER = textwrap.dedent(
-    """
-    import hashlib, sys, time
-    import numpy as np
-    from engine import indexer
-    from engine.store import open_store
-
-    class SlowEmbedder:
-        name, dim = "test-slow", 8
-        def embed(self, texts):
-            time.sleep(0.01 * len(texts))
-            out = np.zeros((len(texts), 8), dtype=np.float32)
-            for row, text in enumerate(texts):
-                digest = hashlib.sha256(text.encode()).digest()
-                out[row] = np.frombuffer(digest[:32], dtype=np.uint32)[:8] % 97 + 1
-            return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    indexer.WRITE_BATCH = 4
-    indexer.EMBED_BATCH = 4
-    print("ready", flush=True)
-    report = indexer.index_store(open_store(sys.argv[1]), embedder=SlowEmbedder())
-    print("done", report.embedded, flush=True)
-    """
-)
-
-
-def start_worker(root: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", WORKER, str(root)], stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline().strip() == "ready"
-    return process
-
-
-def finish(process: subprocess.Popen[str]) -> int:
-    code = process.wait(timeout=120)
-    assert process.stdout is not None
-    process.stdout.close()
-    return code
+from slow_indexer import finish, start
 
 
 def run_worker(root: Path) -> None:
-    assert finish(start_worker(root)) == 0
+    assert finish(start(root)) == 0
 
 
 def write_corpus(root: Path, rng: random.Random, count: int) -> None:
@@ -143,7 +102,7 @@ def test_sigkill_at_random_moments_never_corrupts_and_a_rerun_converges(tmp_path
     while kills < 20 and runs < 60:
         runs += 1
         mutate(root, rng)
-        process = start_worker(root)
+        process = start(root)
         time.sleep(rng.uniform(0.0, 0.25))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
@@ -187,7 +146,7 @@ def test_two_index_runs_at_once_embed_each_chunk_once(tmp_path):
     rng = random.Random(11)
     root = tmp_path / "store"
     write_corpus(root, rng, 30)
-    first, second = start_worker(root), start_worker(root)
+    first, second = start(root), start(root)
     outputs = []
     for process in (first, second):
         assert process.stdout is not None

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from backends import memory
 from conftest import HashEmbedder
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import Searcher, search
-
-
-def memory(title: str, body: str, **fields: str) -> str:
-    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
-    return f"---\ntitle: {title}\n{extra}---\n{body}\n"
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from engine.indexer import (
 )
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
-from engine.pg.ownership import refuse_foreign
+from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
@@ -67,7 +67,17 @@ def run(
     touched: list[tuple[int, str, str]] = []
     candidates = list(walk(store))
     keys = {c.key for c in candidates}
-    refuse_foreign(conn.target, store.root, known.keys(), keys.__contains__, "this index run")
+    contents = {file.content_hash for file in known.values()}
+    refuse_foreign(
+        conn.target,
+        store.root,
+        known.keys(),
+        keys.__contains__,
+        lambda: shares_content(
+            (c.path for c in candidates if not c.skip), contents, max_file_bytes
+        ),
+        "this index run",
+    )
     changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
     for batch in batched(changed, WRITE_BATCH):
         with conn:
@@ -107,9 +117,7 @@ def run(
         indexdb.write_meta(
             conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         )
-        indexdb.write_meta(
-            conn, "skipped", json.dumps(skipped_fingerprint(store, report.skipped))
-        )
+        indexdb.write_meta(conn, "skipped", json.dumps(skipped_fingerprint(store, report.skipped)))
         indexdb.write_meta(conn, "complete", 1)
 
 

@@ -12,11 +12,12 @@ import os
 from pathlib import Path
 
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
-from engine.pg.indexdb import indexed_paths
-from engine.pg.ownership import refuse_foreign
+from engine.pg.indexdb import known_files
+from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import ensure_state_plane, has_index
 from engine.pg.target import DatabaseTarget
 from engine.state import OUTCOME_ALPHA, Access, now_utc
+from engine.store import Store, walk
 
 SELECT = (
     "SELECT path, access_count, last_accessed_at, outcome_score FROM state_access WHERE path = %s"
@@ -110,16 +111,27 @@ def state_paths(target: DatabaseTarget) -> list[str]:
         conn.close()
 
 
-def prune(target: DatabaseTarget, root: Path, paths: list[str]) -> int:
+def prune(target: DatabaseTarget, store: Store, paths: list[str]) -> int:
     """Delete the state rows of ``paths`` (only ever on a user's explicit request); refused
     when the schema's index is another store's (:mod:`engine.pg.ownership`)."""
     if not paths:
         return 0
+    root, limit = store.root, store.config().max_file_bytes
     conn = connect(target, vectors=False)
     try:
         with guarded(target), conn:
-            held = indexed_paths(conn) if has_index(conn) else set()
-            refuse_foreign(target, root, held, lambda path: (root / path).is_file(), "pruning")
+            held = known_files(conn) if has_index(conn) else {}
+            contents = {file.content_hash for file in held.values()}
+            refuse_foreign(
+                target,
+                root,
+                held.keys(),
+                lambda path: (root / path).is_file(),
+                lambda: shares_content(
+                    (c.path for c in walk(store) if not c.skip), contents, limit
+                ),
+                "pruning",
+            )
             cursor = conn.run("DELETE FROM state_access WHERE path = ANY(%s)", (paths,))
             return cursor.rowcount
     finally:

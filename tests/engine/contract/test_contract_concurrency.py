@@ -16,13 +16,13 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from engine import state
 from engine.indexer import index_store
 from engine.search import search
+from slow_indexer import finish, start
 
 WORKERS = 4
 ROUNDS = 15
@@ -86,51 +86,6 @@ def test_threads_reading_and_reinforcing_at_once_lose_nothing(backend_store):
     assert access.outcome_score == pytest.approx(1 - 0.7**30)
 
 
-#: An index run made slow (small batches, an embedder that sleeps), so the test's searches,
-#: reads and outcomes happen while it writes.
-INDEXER = textwrap.dedent(
-    """
-    import hashlib, sys, time
-    import numpy as np
-    from engine import indexer
-    from engine.store import open_store
-
-    class SlowEmbedder:
-        name, dim = "test-slow", 8
-        def embed(self, texts):
-            time.sleep(0.01 * len(texts))
-            out = np.zeros((len(texts), 8), dtype=np.float32)
-            for row, text in enumerate(texts):
-                digest = hashlib.sha256(text.encode()).digest()
-                out[row] = np.frombuffer(digest[:32], dtype=np.uint32)[:8] % 97 + 1
-            return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    indexer.WRITE_BATCH = 4
-    indexer.EMBED_BATCH = 4
-    print("ready", flush=True)
-    report = indexer.index_store(open_store(sys.argv[1]), embedder=SlowEmbedder())
-    print("done", report.embedded, flush=True)
-    """
-)
-
-
-def start_indexer(root: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "-c", INDEXER, str(root)], stdout=subprocess.PIPE, text=True, env=env
-    )
-    assert process.stdout is not None
-    assert process.stdout.readline().strip() == "ready"
-    return process
-
-
-def finish(process: subprocess.Popen[str]) -> int:
-    code = process.wait(timeout=180)
-    assert process.stdout is not None
-    process.stdout.close()
-    return code
-
-
 def corpus(rng: random.Random, count: int, folder: str = "") -> dict[str, str]:
     words = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
     files = {}
@@ -147,11 +102,11 @@ def corpus(rng: random.Random, count: int, folder: str = "") -> dict[str, str]:
 def test_searches_reads_and_outcomes_succeed_while_an_index_run_writes(backend_store):
     rng = random.Random(7)
     store = backend_store(corpus(rng, 60))
-    assert finish(start_indexer(store.root)) == 0
+    assert finish(start(store.root)) == 0
     for key, text in corpus(rng, 60, "more/").items():
         (store.root / key).parent.mkdir(parents=True, exist_ok=True)
         (store.root / key).write_text(text, encoding="utf-8")
-    process = start_indexer(store.root)
+    process = start(store.root)
     searches = reads = 0
     try:
         while process.poll() is None or searches < 5:

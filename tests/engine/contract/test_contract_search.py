@@ -16,26 +16,11 @@ import re
 import numpy as np
 import pytest
 
+from backends import memory
 from engine.assemble import RRF_K
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import CANDIDATE_LIMIT, Searcher, search
-
-
-def memory(title: str, body: str, **fields: str) -> str:
-    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
-    return f"---\ntitle: {title}\n{extra}---\n{body}\n"
-
-
-@pytest.fixture
-def indexed(backend_store, hash_embedder):  # type: ignore[no-untyped-def]
-    def build(files: dict[str, str]):  # type: ignore[no-untyped-def]
-        store = backend_store(files)
-        index_store(store, embedder=hash_embedder)
-        return store
-
-    return build
-
 
 # --- what a hit carries ----------------------------------------------------------------------
 

@@ -7,27 +7,13 @@ from __future__ import annotations
 
 import pytest
 
+from backends import memory
 from conftest import HashEmbedder
 from engine import state
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import Searcher, search
 from engine.status import stale_state_paths, store_status
-
-
-def memory(title: str, body: str, **fields: str) -> str:
-    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
-    return f"---\ntitle: {title}\n{extra}---\n{body}\n"
-
-
-@pytest.fixture
-def indexed(backend_store, hash_embedder):  # type: ignore[no-untyped-def]
-    def build(files: dict[str, str]):  # type: ignore[no-untyped-def]
-        store = backend_store(files)
-        index_store(store, embedder=hash_embedder)
-        return store
-
-    return build
 
 
 @pytest.fixture
