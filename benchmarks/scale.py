@@ -29,8 +29,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
-import hashlib
-import json
 import os
 import shutil
 import sys
@@ -50,6 +48,7 @@ from synthetic import (
     QUERY_SKIP_TOP,
     StubEmbedder,
     documents,
+    file_values,
     flush,
     stub_model_name,
     vocabulary,
@@ -131,21 +130,7 @@ def batches(n: int, seed: int) -> Iterator[Rows]:
             folder, _, rest = doc.path.partition("/")
             path = f"{folder}/{number:07d}-{rest.partition('-')[2]}"
             paths.append(path)
-            body = doc.body.encode("utf-8")
-            files.append(
-                (
-                    path,
-                    doc.title,
-                    doc.kind,
-                    doc.event_at,
-                    doc.updated_at,
-                    json.dumps(list(doc.tags)),
-                    int(doc.archived),
-                    hashlib.sha256(body).hexdigest(),
-                    len(body),
-                    0,
-                )
-            )
+            files.append(file_values(doc, path))
             for seq, chunk in enumerate(chunk_text(doc.body) or [doc.title]):
                 chunks.append((number, seq, chunk, text_hash(embed_text(doc.title, chunk))))
                 chunk_topics.append(topics[offset])

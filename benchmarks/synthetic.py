@@ -99,6 +99,25 @@ def stamp(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
+
+def file_values(doc: Doc, path: str) -> tuple[object, ...]:
+    """A synthetic document's ``files`` row after its id, stored under ``path``: the columns
+    the indexer writes (size and content hash of the body, mtime 0)."""
+    body = doc.body.encode("utf-8")
+    return (
+        path,
+        doc.title,
+        doc.kind,
+        doc.event_at,
+        doc.updated_at,
+        json.dumps(list(doc.tags)),
+        int(doc.archived),
+        hashlib.sha256(body).hexdigest(),
+        len(body),
+        0,
+    )
+
+
 def documents(n: int, seed: int) -> Iterator[Doc]:
     """``n`` synthetic memories, a pure function of ``(n, seed)``."""
     rng = np.random.default_rng(seed)
@@ -171,22 +190,7 @@ def build_index(root: Path, n: int, dim: int, seed: int) -> dict[str, object]:
         paths: list[str] = []
         for file_id, doc in enumerate(documents(n, seed), start=1):
             paths.append(doc.path)
-            body = doc.body.encode("utf-8")
-            file_rows.append(
-                (
-                    file_id,
-                    doc.path,
-                    doc.title,
-                    doc.kind,
-                    doc.event_at,
-                    doc.updated_at,
-                    json.dumps(list(doc.tags)),
-                    int(doc.archived),
-                    hashlib.sha256(body).hexdigest(),
-                    len(body),
-                    0,
-                )
-            )
+            file_rows.append((file_id, *file_values(doc, doc.path)))
             for seq, chunk in enumerate(chunk_text(doc.body) or [doc.title]):
                 digest = text_hash(embed_text(doc.title, chunk))
                 chunk_rows.append((file_id, seq, chunk, digest))
