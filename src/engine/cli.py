@@ -799,7 +799,8 @@ def serve(ctx: click.Context, no_watch: bool) -> None:
 
 
 def stop_on_signal(_signum: int, _frame: object) -> None:
-    """SIGTERM ends `watch` the way Ctrl-C does."""
+    """SIGTERM ends `watch` the way Ctrl-C does; so does Ctrl-C when the parent started it
+    with SIGINT ignored (a script's background job), where Python alone would not stop."""
     raise KeyboardInterrupt
 
 
@@ -819,6 +820,7 @@ def watch(ctx: click.Context) -> None:
     store = get_store(ctx)
     freshness = Freshness(store, log=lambda line: click.echo(f"memsift watch: {line}", err=True))
     signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.signal(signal.SIGINT, stop_on_signal)
     click.echo(f"memsift watch: watching {store.root} (Ctrl-C to stop)", err=True)
     freshness.start()
     try:

@@ -136,7 +136,11 @@ def test_vectors_follow_behind_the_lexical_index(make_store, monkeypatch):
         freshness.stop()
 
 
-def test_memsift_watch_indexes_changes_and_exits_cleanly_on_ctrl_c(make_store):
+@pytest.mark.parametrize("parent_ignores_sigint", [False, True], ids=["terminal", "background"])
+def test_memsift_watch_indexes_changes_and_exits_cleanly_on_ctrl_c(
+    make_store, parent_ignores_sigint
+):
+    """Also when started as a script's background job, which inherits SIGINT ignored."""
     store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})
     with subprocess.Popen(
         [
@@ -150,6 +154,7 @@ def test_memsift_watch_indexes_changes_and_exits_cleanly_on_ctrl_c(make_store):
         env={**os.environ, "PYTHONPATH": str(SRC)},
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ignore_sigint if parent_ignores_sigint else None,
     ) as child:
         try:
             assert eventually(lambda: indexed(store) == {"a.md"})
@@ -157,7 +162,15 @@ def test_memsift_watch_indexes_changes_and_exits_cleanly_on_ctrl_c(make_store):
             assert eventually(lambda: indexed(store) == {"a.md", "b.md"})
         finally:
             child.send_signal(signal.SIGINT)
-            _, stderr = child.communicate(timeout=60)
+            try:
+                _, stderr = child.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                pytest.fail("memsift watch did not stop on SIGINT within 60 s")
     assert child.returncode == 0, stderr
     assert "memsift watch: stopping" in stderr
     assert "Traceback" not in stderr
+
+
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
