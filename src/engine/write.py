@@ -534,12 +534,17 @@ def same_memory(a: Memory, b: Memory) -> bool:
 def set_archived(key: str, data: bytes, archived: bool) -> bytes:
     """The file's bytes with ``archived`` set (pure). Front matter gets its ``archived:`` line
     replaced or one added before the closing ``---``; a file without front matter gets one
-    (Markdown) or an ``archived`` meta tag (HTML). Line endings and a BOM are kept."""
+    (Markdown) or an ``archived`` meta tag (HTML), and un-archiving a file whose front matter
+    is just that added block takes the block away again, giving back the bytes forget found.
+    Line endings and a BOM are kept."""
     value = "true" if archived else "false"
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     text = data[len(bom) :].decode("utf-8")
     first_end = text.find("\n")
     newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
+    added = f"---{newline}archived: true{newline}---{newline}{newline}"
+    if not archived and text.startswith(added):  # undoing the block forget added: the original
+        return bom + text[len(added) :].encode("utf-8")
     opening = re.match(r"---\r?\n", text)  # as split_front_matter opens it: nothing else
     if opening:
         close = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE).search(text, opening.end())

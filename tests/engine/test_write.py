@@ -293,6 +293,21 @@ def test_forget_undo_brings_the_memory_back(store):
     assert parse_memory("p.md", (store.root / "facts/port.md").read_bytes()).archived is False
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_forget_then_undo_gives_back_a_file_without_front_matter_byte_for_byte(newline):
+    original = f"\ufeff# Note{newline}{newline}Body.{newline}".encode()
+    archived = set_archived("a.md", original, True)
+
+    assert archived != original
+    assert set_archived("a.md", archived, False) == original
+
+
+def test_undo_keeps_front_matter_that_holds_more_than_the_flag():
+    data = b"---\ntitle: T\narchived: true\n---\n\nBody.\n"
+
+    assert set_archived("a.md", data, False) == b"---\ntitle: T\narchived: false\n---\n\nBody.\n"
+
+
 def test_forget_keeps_the_file_mode(store):
     path = store.root / "facts/port.md"
     path.chmod(0o600)
