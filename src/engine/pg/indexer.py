@@ -67,14 +67,15 @@ def run(
     touched: list[tuple[int, str, str]] = []
     candidates = list(walk(store))
     keys = {c.key for c in candidates}
-    contents = {file.content_hash for file in known.values()}
     refuse_foreign(
         conn.target,
         store.root,
         known.keys(),
         keys.__contains__,
         lambda: shares_content(
-            (c.path for c in candidates if not c.skip), contents, max_file_bytes
+            (c.path for c in candidates if not c.skip),
+            {file.content_hash for file in known.values()},
+            max_file_bytes,
         ),
         "this index run",
     )

@@ -121,14 +121,15 @@ def prune(target: DatabaseTarget, store: Store, paths: list[str]) -> int:
     try:
         with guarded(target), conn:
             held = known_files(conn) if has_index(conn) else {}
-            contents = {file.content_hash for file in held.values()}
             refuse_foreign(
                 target,
                 root,
                 held.keys(),
                 lambda path: (root / path).is_file(),
                 lambda: shares_content(
-                    (c.path for c in walk(store) if not c.skip), contents, limit
+                    (c.path for c in walk(store) if not c.skip),
+                    {file.content_hash for file in held.values()},
+                    limit,
                 ),
                 "pruning",
             )
