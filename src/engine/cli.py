@@ -27,6 +27,7 @@ from engine.embedder import EmbedderError
 from engine.errors import DatabaseError, Problem
 from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
+from engine.memory import memory_text
 from engine.progress import periodic_progress
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeError, ScopeSpec
@@ -410,7 +411,7 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
             data, _ = read_regular(full, store.config().max_file_bytes)
         except Unreadable as exc:
             fail(f"{key}: {exc.reason}")
-        text = data.decode("utf-8", errors="replace")
+        text = memory_text(key, data)
         access, counted = count_read(store, key)
     if as_json:
         emit(

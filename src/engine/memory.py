@@ -7,6 +7,7 @@ file failed: the reason travels with the skip and ends up in the run's summary.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -62,15 +63,7 @@ class Skip(Exception):
 
 def parse_memory(path: str, data: bytes) -> Memory:
     """Parse one memory file's bytes; raise :class:`Skip` with a reason when it cannot be used."""
-    if b"\x00" in data:
-        raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise Skip(
-            f"not valid UTF-8 at line {line} (byte {exc.start}); re-save the file as UTF-8"
-        ) from None
+    text, _ = decode_memory(path, data)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     suffix = PurePosixPath(path).suffix.lower()
     fields, body, _ = split_front_matter(text)
@@ -85,6 +78,86 @@ def parse_memory(path: str, data: bytes) -> Memory:
     else:
         heading = first_markdown_heading(body)
     return normalise(path, fields, body, heading, text)
+
+
+#: Where an HTML page declares its encoding: ``<meta charset=...>`` or the http-equiv form's
+#: ``content="text/html; charset=..."``. Browsers look in the first 1,024 bytes only.
+DECLARED_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
+CHARSET_PRESCAN_BYTES = 1024
+#: Labels the web reads as windows-1252 (the WHATWG Encoding Standard): a page saying
+#: ``iso-8859-1`` is decoded as browsers decode it, curly quotes and euro sign included.
+WINDOWS_1252_LABELS = frozenset(
+    {
+        "ascii",
+        "us-ascii",
+        "iso-8859-1",
+        "iso8859-1",
+        "iso_8859-1",
+        "latin1",
+        "l1",
+        "cp1252",
+        "windows-1252",
+        "x-cp1252",
+        "cp819",
+        "ibm819",
+        "iso-ir-100",
+        "csisolatin1",
+    }
+)
+
+
+def decode_memory(path: str, data: bytes) -> tuple[str, str]:
+    """A memory's text and the codec that gave it (pure; :class:`Skip` when it is not text).
+
+    Memories are UTF-8. An HTML page that is not may say what it is, as pages saved from the
+    web often do (``<meta charset="iso-8859-1">``); that declaration is honoured, as a browser
+    would honour it, so such a page is indexed instead of skipped. Nothing is guessed: a file
+    that is neither UTF-8 nor declares a codec Python knows is skipped with the reason.
+    """
+    if b"\x00" in data:
+        raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problem = f"not valid UTF-8 at line {line} (byte {exc.start})"
+    if PurePosixPath(path).suffix.lower() not in HTML_SUFFIXES:
+        raise Skip(f"{problem}; re-save the file as UTF-8")
+    declared = DECLARED_CHARSET.search(data[:CHARSET_PRESCAN_BYTES])
+    if declared is None:
+        raise Skip(
+            f"{problem} and no <meta charset> declares another encoding; "
+            "re-save the page as UTF-8 or declare its charset"
+        )
+    label = declared.group(1).decode("ascii").lower()
+    codec = "cp1252" if label in WINDOWS_1252_LABELS else label
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        raise Skip(
+            f"{problem}; its declared charset {label!r} is not one Python knows; "
+            "re-save the page as UTF-8"
+        ) from None
+    probe = '<meta charset="x">\n'
+    if codecs.lookup(codec).name == "utf-8" or probe.encode(codec, "replace") != probe.encode():
+        raise Skip(f"{problem} (the page declares {label!r}); re-save the file as UTF-8")
+    try:
+        return data.decode(codec), codec
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise Skip(
+            f"not valid {label} (its declared charset) at line {line} (byte {exc.start}); "
+            "re-save the page as UTF-8"
+        ) from None
+
+
+def memory_text(path: str, data: bytes) -> str:
+    """A memory's text for showing it whole (``read``): decoded as the indexer decodes it, and
+    when that fails as UTF-8 with the bad bytes replaced, so the file can still be seen."""
+    try:
+        return decode_memory(path, data)[0]
+    except Skip:
+        return data.decode("utf-8", errors="replace")
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str, int]:

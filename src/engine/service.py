@@ -22,7 +22,7 @@ from engine.db import IndexMissing
 from engine.embedder import make_embedder
 from engine.freshness import Freshness
 from engine.indexdb import indexed_content_hash
-from engine.memory import Skip, parse_memory
+from engine.memory import Skip, memory_text, parse_memory
 from engine.pg.target import database_target
 from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
@@ -154,7 +154,7 @@ class MemoryService:
             raise ServiceError(f"offset must be >= 0 and max_chars between 1 and {MAX_READ_CHARS}")
         key, full = memory_file(self.store, path)
         data, _ = read_memory(self.store, key, full)
-        text = data.decode("utf-8", errors="replace")
+        text = memory_text(key, data)
         fields: dict[str, object] = {}
         problem = None
         try:

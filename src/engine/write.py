@@ -36,7 +36,7 @@ from engine import indexdb
 from engine.db import IndexMissing, open_index
 from engine.embedder import Embedder
 from engine.incremental import index_paths
-from engine.memory import Memory, Skip, format_utc, parse_iso, parse_memory
+from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.target import DatabaseTarget, database_target
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope
@@ -539,12 +539,16 @@ def set_archived(key: str, data: bytes, archived: bool) -> bytes:
     Line endings and a BOM are kept."""
     value = "true" if archived else "false"
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-    text = data[len(bom) :].decode("utf-8")
+    try:
+        _, codec = decode_memory(key, data)
+    except Skip as skip:
+        raise WriteError(f"{key}: not a usable memory ({skip.reason}); fix it first") from None
+    text = data[len(bom) :].decode(codec)
     first_end = text.find("\n")
     newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
     added = f"---{newline}archived: true{newline}---{newline}{newline}"
     if not archived and text.startswith(added):  # undoing the block forget added: the original
-        return bom + text[len(added) :].encode("utf-8")
+        return bom + text[len(added) :].encode(codec)
     opening = re.match(r"---\r?\n", text)  # as split_front_matter opens it: nothing else
     if opening:
         close = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE).search(text, opening.end())
@@ -562,7 +566,7 @@ def set_archived(key: str, data: bytes, archived: bool) -> bytes:
         text = set_html_meta(text, value)
     else:
         text = f"---{newline}archived: {value}{newline}---{newline}{newline}" + text
-    return bom + text.encode("utf-8")
+    return bom + text.encode(codec)
 
 
 #: The front matter's ``archived`` line: the key as spelt, its value, and a trailing comment,

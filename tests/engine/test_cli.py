@@ -309,6 +309,16 @@ def test_read_refuses_a_file_over_the_size_limit(tmp_path):
     assert not (root / ".memsift" / "state.db").exists()
 
 
+def test_read_shows_a_latin1_html_page_in_the_charset_it_declares(tmp_path):
+    root = tmp_path / "s"
+    root.mkdir()
+    page = '<meta charset="iso-8859-1"><p>Cr\u00e8me br\u00fbl\u00e9e</p>\n'
+    (root / "menu.html").write_bytes(page.encode("latin-1"))
+    result = CliRunner().invoke(cli, ["--store", str(root), "read", "menu.html", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["text"] == page
+
+
 def test_read_of_a_name_that_is_not_utf8_says_so_in_one_line(tmp_path):
     root = tmp_path / "s"
     root.mkdir()

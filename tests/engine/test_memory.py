@@ -470,6 +470,47 @@ def test_latin1_file_is_skipped():
     assert "UTF-8" in reason
 
 
+def test_html_page_declaring_latin1_is_read_as_browsers_read_it():
+    page = '<html><head><meta charset="iso-8859-1"><title>Caf\u00e9</title></head>'
+    page += "<body><p>Cr\u00e8me br\u00fbl\u00e9e \u2013 \u20ac5</p></body></html>"
+    memory = parse_memory("menu.html", page.encode("cp1252"))
+    assert memory.title == "Caf\u00e9"
+    assert memory.body == "Cr\u00e8me br\u00fbl\u00e9e \u2013 \u20ac5"
+
+
+def test_html_page_declaring_charset_the_http_equiv_way_is_read():
+    page = '<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">'
+    page += "<p>\u041f\u0440\u0438\u0432\u0435\u0442</p>"
+    assert (
+        parse_memory("hi.htm", page.encode("cp1251")).body == "\u041f\u0440\u0438\u0432\u0435\u0442"
+    )
+
+
+def test_html_page_not_utf8_and_declaring_nothing_is_skipped_saying_so():
+    reason = skip_reason("<p>caf\u00e9</p>".encode("latin-1"), path="menu.html")
+    assert "no <meta charset>" in reason
+
+
+def test_html_page_declaring_a_charset_python_does_not_know_is_skipped_naming_it():
+    reason = skip_reason(b'<meta charset="klingon-8"><p>caf\xe9</p>', path="menu.html")
+    assert "'klingon-8'" in reason
+
+
+def test_html_page_declaring_utf8_but_not_utf8_is_skipped():
+    reason = skip_reason(b'<meta charset="utf-8"><p>caf\xe9</p>', path="menu.html")
+    assert "not valid UTF-8" in reason
+
+
+def test_charset_declared_past_the_first_kilobyte_is_not_read():
+    page = b"<!-- " + b"x" * 1100 + b' --><meta charset="latin1"><p>caf\xe9</p>'
+    assert "no <meta charset>" in skip_reason(page, path="menu.html")
+
+
+def test_markdown_file_declaring_a_charset_is_still_utf8_only():
+    reason = skip_reason(b'<meta charset="latin1">\ncaf\xe9\n', path="notes/menu.md")
+    assert "re-save the file as UTF-8" in reason
+
+
 def test_nul_byte_is_skipped_as_binary():
     reason = skip_reason(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     assert "NUL" in reason

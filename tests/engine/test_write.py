@@ -270,6 +270,24 @@ def test_forget_sets_a_meta_tag_in_an_html_memory(make_store):
     assert parse_memory("deploy.html", after.encode()).archived is True
 
 
+def test_forget_and_undo_keep_a_latin1_html_page_in_its_own_encoding(make_store):
+    page = '<html><head><meta charset="iso-8859-1"></head><body><p>Caf\u00e9 \u20ac5</p></body>'
+    original = page.encode("cp1252")
+    store = make_store({})
+    (store.root / "menu.html").write_bytes(original)
+    forget(store, "menu.html")
+    after = (store.root / "menu.html").read_bytes()
+    assert after == original.replace(b"<head>", b'<head><meta name="archived" content="true">')
+    assert parse_memory("menu.html", after).archived is True
+    forget(store, "menu.html", archived=False)
+    assert parse_memory("menu.html", (store.root / "menu.html").read_bytes()).archived is False
+
+
+def test_forget_refuses_a_file_that_is_not_text_naming_why():
+    with pytest.raises(WriteError, match="not valid UTF-8"):
+        set_archived("a.md", b"caf\xe9\n", True)
+
+
 def test_forget_hides_the_memory_from_default_searches_only(store):
     embedder = HashEmbedder()
     index_store(store, embedder=embedder)
