@@ -373,21 +373,33 @@ class Searcher:
                 self._embedder = None
             elif current != config.model and use_vector and query.strip():
                 self._embedder = make_embedder(config.model)
-        backend, errors = self._backend()
-        with errors:
-            return run_search(
-                backend,
-                config,
-                backend.has_state(),
-                query,
-                limit=limit,
-                scope=scope,
-                use_vector=use_vector,
-                embedder=self._embedder,
-                candidate_limit=candidate_limit,
-                weights=weights,
-                min_similarity=config.min_similarity if min_similarity is None else min_similarity,
-            )
+        for attempt in (1, 2):
+            backend, errors = self._backend()
+            try:
+                with errors:
+                    return run_search(
+                        backend,
+                        config,
+                        backend.has_state(),
+                        query,
+                        limit=limit,
+                        scope=scope,
+                        use_vector=use_vector,
+                        embedder=self._embedder,
+                        candidate_limit=candidate_limit,
+                        weights=weights,
+                        min_similarity=(
+                            config.min_similarity if min_similarity is None else min_similarity
+                        ),
+                    )
+            except Exception:
+                # A team database that dropped the connection kept since the last search: a
+                # search only reads, so it runs once more on a new connection instead of
+                # failing an agent's call for the server's restart.
+                if attempt == 1 and self._pg is not None and self._pg.lost:
+                    continue
+                raise
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
 
 class SearchBackend(Protocol):
@@ -400,9 +412,7 @@ class SearchBackend(Protocol):
     def has_state(self) -> bool: ...
     def vector_search(self) -> str: ...
     def vector_plane_problem(self, embedder: Embedder) -> str | None: ...
-    def choose_fts_form(
-        self, terms: QueryTerms, scope: Scope
-    ) -> tuple[str | None, str | None]: ...
+    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]: ...
     def fetch(
         self, sql: str, params: tuple[object, ...]
     ) -> tuple[list[str], list[tuple[object, ...]]]: ...

@@ -15,7 +15,7 @@ from engine.db import IndexMissing
 from engine.indexer import index_store
 from engine.pg.driver import PgError
 from engine.scope import ScopeSpec
-from engine.search import search
+from engine.search import Searcher, search
 from engine.status import store_status
 from engine.write import forget, remember
 
@@ -189,3 +189,21 @@ def test_list_on_a_team_store_without_an_index_says_to_run_index(make_store, pg_
     store = make_store({"a.md": "# A\n\nalpha"})
     with pytest.raises(IndexMissing, match="run `memsift index`"):
         list_memories(store)
+
+
+def test_a_searcher_whose_connection_the_server_dropped_searches_on_a_new_one(
+    team_store, hash_embedder, pg_url
+):
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        (before,) = admin.execute("SELECT clock_timestamp()").fetchone()
+        with Searcher(team_store, embedder=hash_embedder) as searcher:
+            first = searcher.search("release deploy")
+            (dropped,) = admin.execute(  # the searcher's own connection, opened since `before`
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND backend_start >= %s",
+                (before,),
+            ).fetchone()
+            again = searcher.search("release deploy")
+
+    assert dropped == 1
+    assert [h.path for h in again.hits] == [h.path for h in first.hits]

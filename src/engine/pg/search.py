@@ -47,22 +47,33 @@ class PgSearchBackend:
     def __init__(self, target: DatabaseTarget) -> None:
         self.target = target
         self._conn: PgConnection | None = None
+        #: Whether the open connection has served a whole search (it was good once).
+        self._served = False
+        #: Whether the last search failed because the server had dropped a connection kept
+        #: from an earlier search (a restart, an idle timeout, a proxy): nothing about the
+        #: search itself, so a searcher runs it again on a new connection.
+        self.lost = False
 
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._served = False
 
     @contextmanager
     def errors(self) -> Iterator[None]:
         """The driver's errors as one line naming the database; a broken connection is
         dropped, so the next search connects again."""
+        self.lost = False
         try:
             with guarded(self.target):
                 yield
         except Exception:
+            conn, served = self._conn, self._served
+            self.lost = conn is not None and served and bool(getattr(conn.raw, "broken", False))
             self.close()
             raise
+        self._served = self._conn is not None
 
     @property
     def conn(self) -> PgConnection:
