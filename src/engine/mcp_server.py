@@ -269,7 +269,11 @@ def build_server(service: MemoryService) -> MCPServer:
         ] = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         scope = ScopeSpec(
-            tuple(kinds), tuple(tags), path_prefix or None, since or None, until or None,
+            tuple(kinds),
+            tuple(tags),
+            path_prefix or None,
+            since or None,
+            until or None,
             include_archived,
         )
         args = SearchArgs(query, limit, scope)
@@ -415,7 +419,8 @@ async def serve_pipes(lowlevel) -> None:  # type: ignore[no-untyped-def]
     from mcp.server.stdio import stdio_server
 
     with stdio_pipes.claimed() as (wire_in, wire_out):
-        reader, writer = stdio_pipes.LineReader(wire_in), stdio_pipes.LineWriter(wire_out)
+        writer = stdio_pipes.LineWriter(wire_out)
+        reader = stdio_pipes.JsonRpcLines(stdio_pipes.LineReader(wire_in), writer)
         async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
 

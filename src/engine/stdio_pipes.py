@@ -12,10 +12,15 @@ serves, descriptor 0 reads the null device and descriptor 1 writes to stderr, so
 ``print`` (or a child process) cannot corrupt the protocol; both are restored on exit. It is
 used only when both streams are pipes or sockets: a terminal's descriptor is shared with the
 shell, which a non-blocking flag left behind (a killed server) would break.
+
+One thing is added on the way in: a line that is not a JSON-RPC message gets the error answer
+JSON-RPC 2.0 prescribes (``-32700`` for text that is not JSON, ``-32600`` for JSON that is not
+a request), where the SDK logs it and answers nothing, leaving the client waiting forever.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -25,6 +30,7 @@ from contextlib import contextmanager, suppress
 import anyio
 
 READ_BYTES = 1 << 16
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 
 
 def usable() -> bool:
@@ -77,23 +83,73 @@ class LineReader:
 
 
 class LineWriter:
-    """Text written whole to a non-blocking descriptor, waiting while the pipe is full."""
+    """Text written whole to a non-blocking descriptor, waiting while the pipe is full; two
+    writers (the SDK's answers, :class:`JsonRpcLines`' error answers) never interleave."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._lock = anyio.Lock()
 
     async def write(self, text: str) -> None:
         data = memoryview(text.encode("utf-8"))
-        while data:
-            try:
-                written = os.write(self._fd, data)
-            except BlockingIOError:
-                await anyio.wait_writable(self._fd)
-                continue
-            data = data[written:]
+        async with self._lock:
+            while data:
+                try:
+                    written = os.write(self._fd, data)
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+                    continue
+                data = data[written:]
 
     async def flush(self) -> None:
         """Nothing is buffered: every write went to the descriptor."""
+
+
+def rejection(line: str) -> str | None:
+    """The JSON-RPC error answer (one line) for a line that is not a JSON-RPC message, or None
+    for a line to pass on to the SDK (pure). The answer carries the request's id when one can
+    be read, else null, as JSON-RPC 2.0 says."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return error_line(None, PARSE_ERROR, "Parse error: the line is not JSON")
+    is_request = isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+    if is_request and (isinstance(message.get("method"), str) or "id" in message):
+        return None  # a request, a notification, or a client's answer: the SDK's to read
+    raw_id = message.get("id") if isinstance(message, dict) else None
+    known = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+    return error_line(
+        known,
+        INVALID_REQUEST,
+        'Invalid Request: expected one JSON-RPC 2.0 object with "jsonrpc": "2.0" and a "method"',
+    )
+
+
+def error_line(request_id: str | int | None, code: int, message: str) -> str:
+    answer = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(answer) + "\n"
+
+
+class JsonRpcLines:
+    """The lines of ``reader`` the SDK should see: blank lines are dropped, and a line that is
+    not a JSON-RPC message is answered on ``writer`` (see :func:`rejection`) instead."""
+
+    def __init__(self, reader: LineReader, writer: LineWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await self._reader.__anext__()
+            if not line.strip():
+                continue
+            answer = rejection(line)
+            if answer is None:
+                return line
+            await self._writer.write(answer)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from engine.indexer import index_store
 from engine.memory import parse_memory
 from engine.store import open_store
 
+CLI = [sys.executable, "-c", "from engine.cli import main; main()"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOOLS = {
     "memory_search",
@@ -326,3 +327,43 @@ def test_ctrl_c_stops_the_server_at_once_without_a_traceback(tmp_path):
     assert child.returncode == 130
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_line_that_is_not_json_rpc_gets_an_error_answer_and_the_server_serves_on(tmp_path):
+    """The SDK drops such a line with no answer, so a client that sent it would wait forever;
+    JSON-RPC 2.0 asks for a parse error (or an invalid-request error) with a null id."""
+    import os
+
+    (tmp_path / ".memsift").mkdir()
+    (tmp_path / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    (tmp_path / "a.md").write_text("Alpha.\n")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    wire = "not json at all\n\n" + '{"id": 3, "hello": 1}\n' + json.dumps(initialize) + "\n"
+    with subprocess.Popen(
+        [*CLI, "--store", str(tmp_path), "serve", "--no-watch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    ) as child:
+        out, _ = child.communicate(wire, timeout=120)  # EOF ends the server after its answers
+    answers = [json.loads(line) for line in out.splitlines()]
+
+    assert len(answers) == 3, answers
+    assert answers[0] == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error: the line is not JSON"},
+    }
+    assert (answers[1]["id"], answers[1]["error"]["code"]) == (3, -32600)
+    assert answers[2]["id"] == 7 and answers[2]["result"]["serverInfo"]["name"]

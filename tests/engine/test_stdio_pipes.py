@@ -3,6 +3,7 @@ stray print kept off the wire."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from engine.stdio_pipes import LineReader, LineWriter
+from engine.stdio_pipes import JsonRpcLines, LineReader, LineWriter, rejection
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -102,3 +103,45 @@ def test_a_stray_print_goes_to_stderr_while_the_wire_is_claimed():
     )
     assert done.stdout == "wire\nafter\n"
     assert done.stderr == "stray\n"
+
+
+def test_a_request_passes_on_to_the_sdk():
+    assert rejection('{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n') is None
+
+
+def test_a_notification_and_a_clients_answer_pass_on():
+    assert rejection('{"jsonrpc": "2.0", "method": "notifications/initialized"}') is None
+    assert rejection('{"jsonrpc": "2.0", "id": 4, "result": {}}') is None
+
+
+def test_text_that_is_not_json_is_a_parse_error_with_a_null_id():
+    answer = json.loads(rejection("hello\n") or "")
+    assert (answer["id"], answer["error"]["code"]) == (None, -32700)
+
+
+def test_json_that_is_not_a_request_is_invalid_keeping_a_readable_id():
+    assert json.loads(rejection('{"id": "a", "x": 1}') or "")["id"] == "a"
+    assert json.loads(rejection('{"id": true}') or "")["id"] is None
+    assert json.loads(rejection("[1, 2]") or "")["error"]["code"] == -32600
+
+
+def test_blank_lines_are_dropped_and_rejected_lines_answered_in_order():
+    read_end, line_in = os.pipe()
+    answers_out, write_end = os.pipe()
+    for fd in (read_end, write_end):
+        os.set_blocking(fd, False)
+    os.write(line_in, b'\n  \nnope\n{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+    os.close(line_in)
+
+    async def first() -> str:
+        return await JsonRpcLines(LineReader(read_end), LineWriter(write_end)).__anext__()
+
+    try:
+        passed = anyio.run(first)
+        os.close(write_end)
+        answered = os.read(answers_out, 4096).decode()
+    finally:
+        os.close(read_end)
+        os.close(answers_out)
+    assert passed == '{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n'
+    assert answered.count("\n") == 1 and '"code": -32700' in answered
