@@ -50,6 +50,7 @@ from synthetic import (
     documents,
     file_values,
     flush,
+    state_rows,
     stub_model_name,
     vocabulary,
     write_state,
@@ -298,22 +299,11 @@ def build_postgres(target, n: int, maintenance_mem: str) -> dict[str, object]:  
     assert count == top == len(paths), "file ids must follow the generator's numbering"
     log("    postgresql: GIN index over the chunks' full text")
     conn.run("CREATE INDEX chunks_terms ON chunks USING gin(terms)")
-    rng = np.random.default_rng(SEED + 2)
-    picked = np.flatnonzero(rng.random(len(paths)) < 0.05)
     with conn:
         conn.many(
             "INSERT INTO state_access(path, access_count, last_accessed_at, outcome_score) "
             "VALUES (%s, %s, %s, %s)",
-            [
-                (
-                    paths[i],
-                    int(rng.geometric(0.2)),
-                    (dt.datetime(2026, 6, 1) - dt.timedelta(hours=float(rng.exponential(720))))
-                    .isoformat(sep=" ", timespec="seconds"),
-                    float(np.clip(rng.normal(0.1, 0.4), -1, 1)),
-                )
-                for i in picked
-            ],
+            state_rows(paths, SEED),
         )
         indexdb.record_coverage(conn, model, DIM)
         indexdb.write_meta(conn, "indexed_at", "2026-06-01T12:00:00+00:00")

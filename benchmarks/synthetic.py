@@ -236,27 +236,35 @@ def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return rows.astype("<f4")
 
 
-def write_state(root: Path, paths: Sequence[str], seed: int) -> int:
-    """Access rows for about ACCESS_SHARE of the files (the state plane a search ATTACHes)."""
+def state_rows(paths: Sequence[str], seed: int) -> list[tuple[str, int, str, float]]:
+    """Access rows (path, access_count, last_accessed_at, outcome_score) for about
+    ACCESS_SHARE of the files, a pure function of ``(paths, seed)``: the same state plane
+    whichever backend a benchmark writes it into."""
     rng = np.random.default_rng(seed + 2)
     picked = np.flatnonzero(rng.random(len(paths)) < ACCESS_SHARE)
+    return [
+        (
+            paths[i],
+            int(rng.geometric(0.2)),
+            stamp(NOW - dt.timedelta(hours=float(rng.exponential(24 * 30)))),
+            float(np.clip(rng.normal(0.1, 0.4), -1, 1)),
+        )
+        for i in picked
+    ]
+
+
+def write_state(root: Path, paths: Sequence[str], seed: int) -> int:
+    """The state plane a search ATTACHes (``state.db``), holding :func:`state_rows`."""
+    rows = state_rows(paths, seed)
     conn = open_state(root / ".memsift" / "state.db")
     with conn:
         conn.executemany(
             "INSERT OR REPLACE INTO access(path, access_count, last_accessed_at, outcome_score)"
             " VALUES (?, ?, ?, ?)",
-            [
-                (
-                    paths[i],
-                    int(rng.geometric(0.2)),
-                    stamp(NOW - dt.timedelta(hours=float(rng.exponential(24 * 30)))),
-                    float(np.clip(rng.normal(0.1, 0.4), -1, 1)),
-                )
-                for i in picked
-            ],
+            rows,
         )
     conn.close()
-    return len(picked)
+    return len(rows)
 
 
 def write_markdown(root: Path, n: int, seed: int) -> int:

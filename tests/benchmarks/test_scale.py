@@ -34,3 +34,25 @@ def test_a_sqlite_sql_edit_drops_only_the_sqlite_figures():
 
 def test_a_weight_change_drops_both():
     assert still_valid(edited("recency", weight=0.5), NOW) == set()  # type: ignore[arg-type]
+
+
+def test_a_postgresql_scale_store_holds_the_generators_memories_and_state_rows(pg_url):
+    """The rows are written straight into the engine's tables, so nothing but this test
+    checks that a scale store is the store the generator describes."""
+    import psycopg
+    from scale import SEED, batches, build_postgres
+    from synthetic import state_rows
+
+    from engine.pg.target import DatabaseTarget
+
+    built = build_postgres(DatabaseTarget(pg_url, "scale"), 300, "64MB")
+    paths = [path for rows in batches(300, SEED) for path in rows.paths]
+    with psycopg.connect(pg_url) as conn:
+        files = [p for (p,) in conn.execute("SELECT path FROM scale.files ORDER BY id")]
+        state = conn.execute(
+            "SELECT path, access_count, CAST(last_accessed_at AS text), outcome_score "
+            "FROM scale.state_access ORDER BY path"
+        ).fetchall()
+
+    assert built["files"] == 300 and files == paths
+    assert state == sorted(state_rows(paths, SEED))
