@@ -60,7 +60,7 @@ from synthetic import Query as SyntheticQuery
 from timing import busy_warning, load_average, log, stats
 
 from engine.chunking import chunk_text
-from engine.config import Config
+from engine.config import DEFAULT_WORK_MEM, Config
 from engine.db import open_index, open_index_reader, write_meta
 from engine.fingerprint import Ranking
 from engine.indexer import embed_text, record_coverage, text_hash
@@ -553,6 +553,11 @@ def save(out: Path, stamp: object, settings: dict, stores: list[dict]) -> None:
             for dropped in [s for s in kept if s.backend not in valid]:
                 log(f"  not keeping {dropped.backend} {dropped.files:,}: measured with other SQL")
             kept = [s for s in kept if s.backend in valid]
+            work_mem = settings.get("search_work_mem")
+            if work_mem is not None and earlier.settings.search_work_mem != work_mem:
+                for dropped in [s for s in kept if s.backend == "postgresql"]:
+                    log(f"  not keeping postgresql {dropped.files:,}: other work_mem")
+                kept = [s for s in kept if s.backend != "postgresql"]
         except ResultsError as exc:
             log(f"  not keeping {out}: {exc}")
         else:
@@ -565,7 +570,12 @@ def save(out: Path, stamp: object, settings: dict, stores: list[dict]) -> None:
                 )
                 stamp = dataclasses.replace(stamp, machine=machine)  # type: ignore[type-var]
             if kept and settings.get("shared_buffers") is None:
-                settings = {**settings, "shared_buffers": earlier.settings.shared_buffers}
+                # A run of SQLite sizes only keeps the server settings of the stores it keeps.
+                settings = {
+                    **settings,
+                    "shared_buffers": earlier.settings.shared_buffers,
+                    "search_work_mem": earlier.settings.search_work_mem,
+                }
     fresh = [load(ScaleStore, s) for s in stores]
     ordered = sorted([*kept, *fresh], key=lambda s: (s.backend != "sqlite", s.backend, s.files))
     results = ScaleResults(
@@ -633,6 +643,7 @@ def main(argv: list[str] | None = None) -> int:
         "hnsw_ef_construction": HNSW_EF_CONSTRUCTION,
         "shared_buffers": None,
         "maintenance_work_mem": args.maintenance_mem,
+        "search_work_mem": None,
     }
     stores: list[dict] = []
     for n in sizes(args.sqlite):
@@ -644,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         url = start_server(args.cache)
         versions = pg_versions(url)
         settings["shared_buffers"] = versions["shared_buffers"]
+        settings["search_work_mem"] = DEFAULT_WORK_MEM  # what PgSearchBackend sets
         stamp = dataclasses.replace(
             stamp,
             machine=dataclasses.replace(

@@ -631,6 +631,9 @@ class ScaleSettings:
     hnsw_ef_construction: int
     shared_buffers: str | None
     maintenance_work_mem: str | None
+    #: The work_mem PostgreSQL searches ran with; None: the server's default (4MB), as the
+    #: engine left it before it set ``[database] work_mem`` on its search connections.
+    search_work_mem: str | None = None
 
 
 @dataclass(frozen=True)

@@ -56,3 +56,27 @@ def test_a_postgresql_scale_store_holds_the_generators_memories_and_state_rows(p
 
     assert built["files"] == 300 and files == paths
     assert state == sorted(state_rows(paths, SEED))
+
+
+def test_postgresql_figures_searched_with_another_work_mem_are_not_kept(tmp_path):
+    import dataclasses
+    import shutil
+    from pathlib import Path
+
+    from scale import save
+    from stamp import make_stamp
+
+    from engine.results_schema import SCALE, read_results
+
+    out = tmp_path / "scale.json"
+    shutil.copy(Path(__file__).parents[2] / "benchmarks" / "results" / "scale.json", out)
+    earlier = read_results(SCALE, out, str(out))
+    other = "256MB" if earlier.settings.search_work_mem == "128MB" else "128MB"
+    settings = {**dataclasses.asdict(earlier.settings), "search_work_mem": other}
+
+    save(out, make_stamp("scale"), settings, [])
+
+    after = read_results(SCALE, out, str(out))
+    assert {s.backend for s in earlier.stores} == {"sqlite", "postgresql"}
+    assert {s.backend for s in after.stores} == {"sqlite"}
+    assert after.settings.search_work_mem == other

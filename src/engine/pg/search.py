@@ -86,6 +86,9 @@ class PgSearchBackend:
                 # The width of the walk through an HNSW graph, and the walk goes on until the
                 # arm has every row it asked for (without it pgvector stops at ef_search rows).
                 conn.run(f"SET hnsw.ef_search = {int(self.target.ef_search)}")
+                # Enough memory that the full-text arm's bitmap of matching chunks stays exact
+                # on a large store (see engine.config.DEFAULT_WORK_MEM).
+                conn.run("SELECT set_config('work_mem', %s, false)", (self.target.work_mem,))
                 conn.run("SET hnsw.iterative_scan = strict_order")
             except BaseException:
                 conn.close()

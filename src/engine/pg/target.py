@@ -11,7 +11,13 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from engine.config import DEFAULT_EF_SEARCH, DEFAULT_VECTOR_INDEX, Config, database_url
+from engine.config import (
+    DEFAULT_EF_SEARCH,
+    DEFAULT_VECTOR_INDEX,
+    DEFAULT_WORK_MEM,
+    Config,
+    database_url,
+)
 
 #: Overrides ``[database] url``: the usual way to point several machines at one team store.
 URL_VARIABLE = "MEMSIFT_DATABASE_URL"
@@ -28,6 +34,8 @@ class DatabaseTarget:
     vector_index: str = DEFAULT_VECTOR_INDEX
     #: ``[database] hnsw_ef_search``, set on every search connection.
     ef_search: int = DEFAULT_EF_SEARCH
+    #: ``[database] work_mem``, set on every search connection.
+    work_mem: str = DEFAULT_WORK_MEM
 
     def shown(self) -> str:
         """Where, for messages: host, database and schema, never the user or password."""
@@ -79,5 +87,5 @@ def database_target(config: Config) -> DatabaseTarget | None:
     if os.environ.get(URL_VARIABLE) and (problem := database_url(url)):
         raise TargetError(f"{URL_VARIABLE} {problem}")
     return DatabaseTarget(
-        url, config.database_schema, config.vector_index, config.hnsw_ef_search
+        url, config.database_schema, config.vector_index, config.hnsw_ef_search, config.work_mem
     )
