@@ -36,6 +36,24 @@ The office llama is fed at 07:30 and 16:00; never after dark.
 """
 
 
+def lexical_server(root: Path, *extra: str, stderr: int) -> subprocess.Popen[str]:
+    """``memsift serve`` on a one-memory store without an embedder (it starts at once), its
+    stdin and stdout pipes for the test to speak the wire itself."""
+    import os
+
+    (root / ".memsift").mkdir()
+    (root / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    (root / "a.md").write_text("Alpha.\n")
+    return subprocess.Popen(
+        [*CLI, "--store", str(root), "serve", *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+
+
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
     """The example store, indexed lexically before the server starts; then one file is added
@@ -299,27 +317,9 @@ def test_a_plain_search_does_not_import_the_mcp_sdk_or_the_watcher(tmp_path):
 def test_ctrl_c_stops_the_server_at_once_without_a_traceback(tmp_path):
     """The stdio transport reads stdin on a thread no cancellation reaches: without care,
     Ctrl-C would leave the server hanging until the next line of input."""
-    import os
     import signal
 
-    (tmp_path / ".memsift").mkdir()
-    (tmp_path / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
-    (tmp_path / "a.md").write_text("Alpha.\n")
-    with subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from engine.cli import main; main()",
-            "--store",
-            str(tmp_path),
-            "serve",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-    ) as child:
+    with lexical_server(tmp_path, stderr=subprocess.PIPE) as child:
         assert child.stderr is not None
         assert "caught up" in child.stderr.readline()
         child.send_signal(signal.SIGINT)
@@ -332,11 +332,6 @@ def test_ctrl_c_stops_the_server_at_once_without_a_traceback(tmp_path):
 def test_a_line_that_is_not_json_rpc_gets_an_error_answer_and_the_server_serves_on(tmp_path):
     """The SDK drops such a line with no answer, so a client that sent it would wait forever;
     JSON-RPC 2.0 asks for a parse error (or an invalid-request error) with a null id."""
-    import os
-
-    (tmp_path / ".memsift").mkdir()
-    (tmp_path / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
-    (tmp_path / "a.md").write_text("Alpha.\n")
     initialize = {
         "jsonrpc": "2.0",
         "id": 7,
@@ -348,14 +343,7 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_answer_and_the_server_serves_
         },
     }
     wire = "not json at all\n\n" + '{"id": 3, "hello": 1}\n' + json.dumps(initialize) + "\n"
-    with subprocess.Popen(
-        [*CLI, "--store", str(tmp_path), "serve", "--no-watch"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
-    ) as child:
+    with lexical_server(tmp_path, "--no-watch", stderr=subprocess.DEVNULL) as child:
         out, _ = child.communicate(wire, timeout=120)  # EOF ends the server after its answers
     answers = [json.loads(line) for line in out.splitlines()]
 
