@@ -38,7 +38,7 @@ from engine.embedder import Embedder
 from engine.incremental import index_paths
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.target import DatabaseTarget, database_target
-from engine.reading import Unreadable, read_regular
+from engine.reading import Unreadable, missing_because, read_regular
 from engine.scope import ScopeSpec, build_scope
 from engine.splice import SpliceError, splice
 from engine.store import Store, is_memory_name
@@ -271,8 +271,8 @@ def memory_file(store: Store, given: str) -> tuple[str, Path]:
         here = here / part
         try:
             info = here.lstat()
-        except FileNotFoundError:
-            raise WriteError(f"{given}: no such memory in the store; search lists paths") from None
+        except OSError as exc:
+            raise WriteError(f"{given}: {missing_because(exc)}") from None
         if stat.S_ISLNK(info.st_mode):
             raise WriteError(f"{given}: goes through a symlink; memsift never follows links")
     if not stat.S_ISREG(info.st_mode):
