@@ -7,7 +7,6 @@ file failed: the reason travels with the skip and ends up in the run's summary.
 
 from __future__ import annotations
 
-import codecs
 import datetime as dt
 import re
 from dataclasses import dataclass, field
@@ -15,6 +14,8 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath
 
 import yaml
+
+from engine.web_charsets import web_codec
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -84,35 +85,14 @@ def parse_memory(path: str, data: bytes) -> Memory:
 #: ``content="text/html; charset=..."``. Browsers look in the first 1,024 bytes only.
 DECLARED_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 CHARSET_PRESCAN_BYTES = 1024
-#: Labels the web reads as windows-1252 (the WHATWG Encoding Standard): a page saying
-#: ``iso-8859-1`` is decoded as browsers decode it, curly quotes and euro sign included.
-WINDOWS_1252_LABELS = frozenset(
-    {
-        "ascii",
-        "us-ascii",
-        "iso-8859-1",
-        "iso8859-1",
-        "iso_8859-1",
-        "latin1",
-        "l1",
-        "cp1252",
-        "windows-1252",
-        "x-cp1252",
-        "cp819",
-        "ibm819",
-        "iso-ir-100",
-        "csisolatin1",
-    }
-)
-
-
 def decode_memory(path: str, data: bytes) -> tuple[str, str]:
     """A memory's text and the codec that gave it (pure; :class:`Skip` when it is not text).
 
     Memories are UTF-8. An HTML page that is not may say what it is, as pages saved from the
     web often do (``<meta charset="iso-8859-1">``); that declaration is honoured, as a browser
-    would honour it, so such a page is indexed instead of skipped. Nothing is guessed: a file
-    that is neither UTF-8 nor declares a codec Python knows is skipped with the reason.
+    would honour it (:mod:`engine.web_charsets`), so such a page is indexed instead of skipped.
+    Nothing is guessed: a file that is neither UTF-8 nor declares a charset browsers know is
+    skipped with the reason.
     """
     if b"\x00" in data:
         raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
@@ -130,23 +110,21 @@ def decode_memory(path: str, data: bytes) -> tuple[str, str]:
             "re-save the page as UTF-8 or declare its charset"
         )
     label = declared.group(1).decode("ascii").lower()
-    codec = "cp1252" if label in WINDOWS_1252_LABELS else label
-    try:
-        codecs.lookup(codec)
-    except LookupError:
+    codec = web_codec(label)
+    if codec is None:
         raise Skip(
-            f"{problem}; its declared charset {label!r} is not one Python knows; "
+            f"{problem}; its declared charset {label!r} is not one browsers read; "
             "re-save the page as UTF-8"
-        ) from None
+        )
     probe = '<meta charset="x">\n'
-    if codecs.lookup(codec).name == "utf-8" or probe.encode(codec, "replace") != probe.encode():
+    if codec == "utf-8" or probe.encode(codec, "replace") != probe.encode():
         raise Skip(f"{problem} (the page declares {label!r}); re-save the file as UTF-8")
     try:
         return data.decode(codec), codec
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise Skip(
-            f"not valid {label} (its declared charset) at line {line} (byte {exc.start}); "
+            f"not valid {label!r} (its declared charset) at line {line} (byte {exc.start}); "
             "re-save the page as UTF-8"
         ) from None
 

@@ -1,0 +1,77 @@
+"""An HTML memory that declares its charset is decoded as a browser decodes it: the labels of
+the WHATWG Encoding Standard, with the meanings browsers give them, and nothing else. A label
+that is a Python codec but no web charset is one more reason to skip the page, never a crash of
+the whole index run."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.indexer import index_store
+from engine.memory import Skip, parse_memory
+from engine.web_charsets import WEB_CODECS
+
+
+def page(label: str, body: bytes) -> bytes:
+    return (
+        b'<html><head><meta charset="'
+        + label.encode()
+        + b'"><title>T</title></head><body><p>'
+        + body
+        + b"</p></body></html>"
+    )
+
+
+def reason(data: bytes) -> str:
+    with pytest.raises(Skip) as skipped:
+        parse_memory("p.html", data)
+    return skipped.value.reason
+
+
+@pytest.mark.parametrize(
+    "label", ["base64", "rot13", "hex", "zlib", "uu", "idna", "undefined", "quopri", "bz2"]
+)
+def test_a_python_codec_that_is_no_web_charset_is_a_skip_naming_it(label):
+    assert f"{label!r}" in reason(page(label, b"caf\xe9"))
+
+
+@pytest.mark.parametrize("label", ["raw_unicode_escape", "palmos", "utf-7", "cp037"])
+def test_a_codec_browsers_do_not_know_does_not_decode_the_page(label):
+    assert f"{label!r}" in reason(page(label, b"caf\xe9 \\u0041"))
+
+
+def test_one_page_naming_a_python_codec_does_not_stop_the_index_run(make_store):
+    store = make_store({"a.md": "# Alpha\n\nAlpha.\n"})
+    (store.root / "b.html").write_bytes(page("base64", b"caf\xe9"))
+
+    summary = index_store(store, embed=False)
+
+    assert summary.indexed == ["a.md"]
+    assert [path for path, _ in summary.skipped] == ["b.html"]
+
+
+@pytest.mark.parametrize(
+    ("label", "text", "python_codec"),
+    [
+        ("shift_jis", "\u2460\u756a\u76ee\u306e\u4f1a\u8b70", "cp932"),  # NEC circled one
+        ("x-sjis", "\u4f1a\u8b70", "cp932"),
+        ("windows-31j", "\u4f1a\u8b70", "cp932"),
+        ("gb2312", "\u9555\u57fa", "gbk"),  # GBK-only characters in a 'gb2312' page
+        ("euc-kr", "\ub620\ubc29\uac01\ud558", "cp949"),  # Unified Hangul syllables
+        ("ks_c_5601-1987", "\ud68c\uc758", "cp949"),
+        ("iso-8859-9", "\u201cToplant\u0131\u201d", "cp1254"),  # windows-1254's quotes
+        ("tis-620", "\u0e01\u0e32\u0e23 \u2026", "cp874"),
+        ("iso-8859-8-i", "\u05e9\u05dc\u05d5\u05dd", "iso8859_8"),
+        ("big5", "\u6703\u8b70 \u5341", "big5hkscs"),
+    ],
+)
+def test_a_label_means_what_it_means_to_browsers(label, text, python_codec):
+    memory = parse_memory("p.html", page(label, text.encode(python_codec)))
+    assert memory.body == text
+
+
+def test_every_label_maps_to_a_codec_python_has():
+    import codecs
+
+    for label, codec in WEB_CODECS.items():
+        assert codecs.lookup(codec).name, label
