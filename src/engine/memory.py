@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from contextlib import suppress
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
@@ -85,6 +86,18 @@ def parse_memory(path: str, data: bytes) -> Memory:
 #: ``content="text/html; charset=..."``. Browsers look in the first 1,024 bytes only.
 DECLARED_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
 CHARSET_PRESCAN_BYTES = 1024
+#: ISO-2022-JP's codec: its text is all 7-bit bytes, so only the declaration sets it apart
+#: from UTF-8 (its escapes switch to Japanese).
+SEVEN_BIT_JAPANESE = "iso2022_jp_ext"
+
+
+def declared_codec(data: bytes) -> str | None:
+    """The codec of the charset an HTML page declares in its first kilobyte, if browsers know
+    the label (pure)."""
+    declared = DECLARED_CHARSET.search(data[:CHARSET_PRESCAN_BYTES])
+    return web_codec(declared.group(1).decode("ascii")) if declared else None
+
+
 def decode_memory(path: str, data: bytes) -> tuple[str, str]:
     """A memory's text and the codec that gave it (pure; :class:`Skip` when it is not text).
 
@@ -96,12 +109,18 @@ def decode_memory(path: str, data: bytes) -> tuple[str, str]:
     """
     if b"\x00" in data:
         raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
+    is_html = PurePosixPath(path).suffix.lower() in HTML_SUFFIXES
     try:
-        return data.decode("utf-8-sig"), "utf-8"
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         problem = f"not valid UTF-8 at line {line} (byte {exc.start})"
-    if PurePosixPath(path).suffix.lower() not in HTML_SUFFIXES:
+    else:
+        if is_html and b"\x1b" in data and declared_codec(data) == SEVEN_BIT_JAPANESE:
+            with suppress(UnicodeDecodeError):  # ISO-2022-JP is 7-bit, so valid UTF-8 too
+                return data.decode(SEVEN_BIT_JAPANESE), SEVEN_BIT_JAPANESE
+        return text, "utf-8"
+    if not is_html:
         raise Skip(f"{problem}; re-save the file as UTF-8")
     declared = DECLARED_CHARSET.search(data[:CHARSET_PRESCAN_BYTES])
     if declared is None:

@@ -75,3 +75,21 @@ def test_every_label_maps_to_a_codec_python_has():
 
     for label, codec in WEB_CODECS.items():
         assert codecs.lookup(codec).name, label
+
+
+def test_an_iso_2022_jp_page_is_read_as_japanese_not_as_its_escape_bytes():
+    """ISO-2022-JP is 7-bit, so every such page is also valid UTF-8: only its declaration
+    tells a browser (and memsift) that ESC $ B starts Japanese text."""
+    text = "\u3053\u3093\u306b\u3061\u306f \u4f1a\u8b70"
+    memory = parse_memory("p.html", page("iso-2022-jp", text.encode("iso2022_jp")))
+    assert memory.body == text
+
+
+def test_forget_keeps_an_iso_2022_jp_page_byte_for_byte_around_the_flag():
+    from engine.write import set_archived
+
+    original = page("iso-2022-jp", "\u4f1a\u8b70".encode("iso2022_jp"))
+    archived = set_archived("p.html", original, True)
+
+    assert archived.replace(b'<meta name="archived" content="true">', b"", 1) == original
+    assert set_archived("p.html", archived, False) == original
