@@ -98,6 +98,15 @@ def declared_codec(data: bytes) -> str | None:
     return web_codec(declared.group(1).decode("ascii")) if declared else None
 
 
+def is_utf16(data: bytes) -> bool:
+    """Whether ``data`` decodes as UTF-16 by its byte order mark (pure)."""
+    try:
+        data.decode("utf-16")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def decode_memory(path: str, data: bytes) -> tuple[str, str]:
     """A memory's text and the codec that gave it (pure; :class:`Skip` when it is not text).
 
@@ -107,6 +116,8 @@ def decode_memory(path: str, data: bytes) -> tuple[str, str]:
     Nothing is guessed: a file that is neither UTF-8 nor declares a charset browsers know is
     skipped with the reason.
     """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) and is_utf16(data):
+        raise Skip("UTF-16 text (it starts with a UTF-16 byte order mark); re-save it as UTF-8")
     if b"\x00" in data:
         raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
     is_html = PurePosixPath(path).suffix.lower() in HTML_SUFFIXES

@@ -93,3 +93,14 @@ def test_forget_keeps_an_iso_2022_jp_page_byte_for_byte_around_the_flag():
 
     assert archived.replace(b'<meta name="archived" content="true">', b"", 1) == original
     assert set_archived("p.html", archived, False) == original
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("path", ["notes/n.md", "p.html"])
+def test_a_utf16_file_is_skipped_as_utf16_not_as_binary(codec, path):
+    """Windows editors save 'Unicode' as UTF-16 with a byte order mark; saying 'binary' would
+    send the user looking for the wrong problem."""
+    data = "\ufeff# Notes\n\nPlain text.\n".encode(codec)
+    with pytest.raises(Skip) as skipped:
+        parse_memory(path, data)
+    assert "UTF-16" in skipped.value.reason and "binary" not in skipped.value.reason
