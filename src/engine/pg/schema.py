@@ -175,9 +175,25 @@ def ensure_schema(conn: PgConnection) -> None:
     register_vectors(conn.raw, conn.target)
 
 
+def qualified(conn: PgConnection, name: str) -> str:
+    """``name`` in the store's own schema, for ``to_regclass`` (schema names are checked to be
+    plain lower-case words when the configuration is read, so quoting them is enough)."""
+    return f'"{conn.target.schema}".{name}'
+
+
+def own_relation(conn: PgConnection, name: str) -> bool:
+    """Whether the store's schema itself holds the table or index ``name``.
+
+    Connections search ``public`` after the store's schema (pgvector's type lives there), so
+    an unqualified lookup would take another application's ``public.files``, or the tables of
+    a store that chose ``schema = "public"``, for this store's own before its first run."""
+    row = conn.run("SELECT to_regclass(%s) IS NOT NULL", (qualified(conn, name),)).fetchone()
+    return bool(row[0])
+
+
 def layout(conn: PgConnection) -> int | None:
     """The layout version of the schema's index; None before a first run made its tables."""
-    if conn.run("SELECT to_regclass('meta') IS NULL").fetchone()[0]:
+    if not own_relation(conn, "meta"):
         return None
     row = conn.run("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return None if row is None else int(row[0])
@@ -216,8 +232,7 @@ def ensure_state_plane(conn: PgConnection) -> None:
 
 def has_index(conn: PgConnection) -> bool:
     """Whether the store's schema holds an index (a first run made its tables)."""
-    row = conn.run("SELECT to_regclass('files') IS NOT NULL").fetchone()
-    return bool(row[0])
+    return own_relation(conn, "files")
 
 
 def require_index(conn: PgConnection) -> None:
@@ -242,14 +257,15 @@ def vector_width(conn: PgConnection) -> int | None:
     index; any width again otherwise, so a switch to a model of another width just works."""
     row = conn.run(
         "SELECT a.atttypmod FROM pg_attribute AS a "
-        "WHERE a.attrelid = to_regclass('embeddings') AND a.attname = 'vector'"
+        "WHERE a.attrelid = to_regclass(%s) AND a.attname = 'vector'",
+        (qualified(conn, "embeddings"),),
     ).fetchone()
     return None if row is None or row[0] < 0 else int(row[0])
 
 
 def has_hnsw(conn: PgConnection) -> bool:
     """Whether the store's schema holds the HNSW index now (so its searches are approximate)."""
-    return bool(conn.run("SELECT to_regclass(%s) IS NOT NULL", (HNSW_INDEX,)).fetchone()[0])
+    return own_relation(conn, HNSW_INDEX)
 
 
 def release_vector_width(conn: PgConnection) -> None:
