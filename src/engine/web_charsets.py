@@ -13,11 +13,15 @@ label, not decoded with it.
 
 from __future__ import annotations
 
-#: Python codec -> the WHATWG labels browsers decode with it. Labels for UTF-16 (a page that
-#: declares it is read as UTF-8 by browsers), x-user-defined and the "replacement" encodings
-#: are left out on purpose: none of them makes a byte stream that is not UTF-8 readable.
+#: Python codec -> the WHATWG labels browsers decode with it. A page whose ``<meta>`` says
+#: UTF-16 is read as UTF-8 (HTML's rule: a byte stream that reached the meta is not UTF-16), so
+#: those labels are UTF-8's here. x-user-defined and the "replacement" encodings are left out:
+#: neither makes a byte stream that is not UTF-8 readable.
 CODEC_LABELS: dict[str, tuple[str, ...]] = {
-    "utf-8": ("unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8".split()),
+    "utf-8": tuple(
+        "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8 csunicode "
+        "iso-10646-ucs-2 ucs-2 unicode unicodefeff unicodefffe utf-16 utf-16be utf-16le".split()
+    ),
     "cp866": ("866", "cp866", "csibm866", "ibm866"),
     "iso8859_2": tuple(
         "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 "

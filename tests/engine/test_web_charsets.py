@@ -104,3 +104,7 @@ def test_a_utf16_file_is_skipped_as_utf16_not_as_binary(codec, path):
     with pytest.raises(Skip) as skipped:
         parse_memory(path, data)
     assert "UTF-16" in skipped.value.reason and "binary" not in skipped.value.reason
+
+
+def test_a_page_whose_meta_says_utf16_is_held_to_utf8_as_browsers_hold_it():
+    assert "declares 'utf-16'); re-save the file as UTF-8" in reason(page("utf-16", b"caf\xe9"))
