@@ -823,7 +823,9 @@ def watch(ctx: click.Context) -> None:
     from engine.freshness import Freshness
 
     store = get_store(ctx)
-    freshness = Freshness(store, log=lambda line: click.echo(f"memsift watch: {line}", err=True))
+    freshness = Freshness(
+        store, log=lambda line: click.echo(f"memsift watch: {printable(line)}", err=True)
+    )
     signal.signal(signal.SIGTERM, stop_on_signal)
     signal.signal(signal.SIGINT, stop_on_signal)
     click.echo(f"memsift watch: watching {store.root} (Ctrl-C to stop)", err=True)

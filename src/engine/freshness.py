@@ -44,6 +44,17 @@ def describe(report: IndexReport) -> str:
     return ", ".join(parts)
 
 
+#: How many changed paths a log line names; the rest are counted.
+SHOWN_PATHS = 5
+
+
+def some_paths(keys: set[str]) -> str:
+    """The first few changed paths, and how many more there are (pure)."""
+    shown = sorted(keys)[:SHOWN_PATHS]
+    rest = len(keys) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
 class Freshness:
     """The threads that keep one store's index fresh; :meth:`start`, then :meth:`stop`."""
 
@@ -246,7 +257,8 @@ class Freshness:
                     continue
                 self._catch_up = False
                 self.caught_up.set()
-                self.log(f"caught up with the store: {describe(report)}")
+                hint = " (`memsift index` lists why)" if report.skipped else ""
+                self.log(f"caught up with the store: {describe(report)}{hint}")
                 self._vectors_wanted.set()
                 continue
             with self._wake:
@@ -270,7 +282,9 @@ class Freshness:
                 continue
             if report.indexed or report.removed or report.skipped:
                 self.last_change = time.strftime("%Y-%m-%dT%H:%M:%S")
-                self.log(f"{describe(report)}: {', '.join(sorted(keys)[:5])}")
+                self.log(f"{describe(report)}: {some_paths(keys)}")
+                for path, reason in report.skipped:  # as `memsift index` says it: fix, save
+                    self.log(f"skipped {path}: {reason}")
                 self._vectors_wanted.set()
 
     def _vector_loop(self) -> None:

@@ -37,6 +37,7 @@ from engine.service import (
     compact,
 )
 from engine.store import Store
+from engine.terminal import printable
 
 SERVER_NAME = "memsift"
 
@@ -462,7 +463,7 @@ def serve(store: Store, *, watch: bool = True) -> None:
     """Serve ``store`` over stdio until the client closes the connection."""
 
     def log(line: str) -> None:
-        print(f"memsift serve: {line}", file=sys.stderr, flush=True)
+        print(f"memsift serve: {printable(line)}", file=sys.stderr, flush=True)
 
     freshness = Freshness(store, watch=watch, log=log)
     service = MemoryService(store, freshness=freshness)
