@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from engine.web_charsets import web_codec
+from engine.web_charsets import declared_label, web_codec
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -82,10 +82,6 @@ def parse_memory(path: str, data: bytes) -> Memory:
     return normalise(path, fields, body, heading, text)
 
 
-#: Where an HTML page declares its encoding: ``<meta charset=...>`` or the http-equiv form's
-#: ``content="text/html; charset=..."``. Browsers look in the first 1,024 bytes only.
-DECLARED_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
-CHARSET_PRESCAN_BYTES = 1024
 #: ISO-2022-JP's codec: its text is all 7-bit bytes, so only the declaration sets it apart
 #: from UTF-8 (its escapes switch to Japanese).
 SEVEN_BIT_JAPANESE = "iso2022_jp_ext"
@@ -94,8 +90,8 @@ SEVEN_BIT_JAPANESE = "iso2022_jp_ext"
 def declared_codec(data: bytes) -> str | None:
     """The codec of the charset an HTML page declares in its first kilobyte, if browsers know
     the label (pure)."""
-    declared = DECLARED_CHARSET.search(data[:CHARSET_PRESCAN_BYTES])
-    return web_codec(declared.group(1).decode("ascii")) if declared else None
+    label = declared_label(data)
+    return web_codec(label) if label else None
 
 
 def is_utf16(data: bytes) -> bool:
@@ -133,13 +129,12 @@ def decode_memory(path: str, data: bytes) -> tuple[str, str]:
         return text, "utf-8"
     if not is_html:
         raise Skip(f"{problem}; re-save the file as UTF-8")
-    declared = DECLARED_CHARSET.search(data[:CHARSET_PRESCAN_BYTES])
-    if declared is None:
+    label = declared_label(data)
+    if label is None:
         raise Skip(
             f"{problem} and no <meta charset> declares another encoding; "
             "re-save the page as UTF-8 or declare its charset"
         )
-    label = declared.group(1).decode("ascii").lower()
     codec = web_codec(label)
     if codec is None:
         raise Skip(

@@ -13,6 +13,8 @@ label, not decoded with it.
 
 from __future__ import annotations
 
+import re
+
 #: Python codec -> the WHATWG labels browsers decode with it. A page whose ``<meta>`` says
 #: UTF-16 is read as UTF-8 (HTML's rule: a byte stream that reached the meta is not UTF-16), so
 #: those labels are UTF-8's here. x-user-defined and the "replacement" encodings are left out:
@@ -104,3 +106,39 @@ def web_codec(label: str) -> str | None:
     """The Python codec a browser's decoder for ``label`` matches, or None when browsers do
     not read such a label as a byte encoding (pure)."""
     return WEB_CODECS.get(label.strip().lower())
+
+
+#: Browsers look for a declaration in the first 1,024 bytes only.
+PRESCAN_BYTES = 1024
+COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.S)
+META_TAG = re.compile(rb"<meta(?=[\s/>])([^>]*)", re.I)
+ATTRIBUTE = re.compile(rb"""([^\s/>=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?""")
+CONTENT_CHARSET = re.compile(rb"""charset\s*=\s*["']?([^"'\s;]+)""", re.I)
+
+
+def declared_label(data: bytes) -> str | None:
+    """The charset label a browser's prescan finds at the start of an HTML page (pure).
+
+    As the HTML standard's prescan reads it: comments are passed over, only a ``<meta>`` tag's
+    own ``charset`` attribute counts, or its ``content`` when ``http-equiv`` says
+    ``content-type`` (a description mentioning "charset=" is not a declaration), the first
+    value of an attribute wins, and a label browsers do not know is passed over for a later
+    one. A page naming only unknown labels gets the first of them back, for the message."""
+    head = COMMENT.sub(b" ", data[:PRESCAN_BYTES])
+    first_unknown = None
+    for tag in META_TAG.finditer(head):
+        attributes: dict[bytes, bytes] = {}
+        for name, *values in ATTRIBUTE.findall(tag.group(1)):
+            value = next((v for v in values if v), b"")
+            attributes.setdefault(name.lower(), value)
+        label = attributes.get(b"charset")
+        if label is None and attributes.get(b"http-equiv", b"").lower() == b"content-type":
+            found = CONTENT_CHARSET.search(attributes.get(b"content", b""))
+            label = found.group(1) if found else None
+        if not label:
+            continue
+        text = label.decode("ascii", "replace").strip().lower()
+        if web_codec(text) is not None:
+            return text
+        first_unknown = first_unknown or text
+    return first_unknown

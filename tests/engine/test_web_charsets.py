@@ -108,3 +108,32 @@ def test_a_utf16_file_is_skipped_as_utf16_not_as_binary(codec, path):
 
 def test_a_page_whose_meta_says_utf16_is_held_to_utf8_as_browsers_hold_it():
     assert "declares 'utf-16'); re-save the file as UTF-8" in reason(page("utf-16", b"caf\xe9"))
+
+
+CYRILLIC = "\u041f\u0440\u0438\u0432\u0435\u0442"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'<!-- was: <meta charset="utf-8"> --><meta charset="windows-1251">',
+        b'<meta name="description" content="set charset=utf-8"><meta charset="windows-1251">',
+        b'<meta content="text/html; charset=koi8-r"><meta charset="windows-1251">',
+        b'<meta data-charset="utf-8" charset="windows-1251">',
+        b'<meta charset="klingon-8"><meta charset="windows-1251">',
+        b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">',
+        b"<META HTTP-EQUIV=content-type CONTENT='text/html;charset=\"windows-1251\"'>",
+    ],
+    ids=[
+        "in-a-comment",
+        "in-a-description",
+        "content-without-http-equiv",
+        "another-attribute",
+        "unknown-then-known",
+        "http-equiv",
+        "http-equiv-unquoted",
+    ],
+)
+def test_the_charset_is_the_one_a_browsers_prescan_finds(head):
+    data = b"<html><head>" + head + b"</head><body><p>" + CYRILLIC.encode("cp1251") + b"</p>"
+    assert parse_memory("p.html", data).body == CYRILLIC
