@@ -160,8 +160,18 @@ def key_candidates(store: Store, wanted: list[str]) -> list[Candidate]:
         problem = path_problem(store, key)
         if problem is None and not os.path.lexists(full):
             continue
+        if problem is not None and is_real_folder(full):
+            continue  # a folder named like a memory (notes.md/): walked into, never a file
         candidates.append(Candidate(key, full, problem))
     return candidates
+
+
+def is_real_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself, not a link to one."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def indexed_under(store: Store, folders: Iterable[str]) -> set[str]:

@@ -14,6 +14,8 @@ import pytest
 from test_freshness import LEXICAL, SRC, eventually, indexed
 
 from engine.freshness import Freshness
+from engine.incremental import index_paths
+from engine.indexer import index_store
 
 
 @pytest.fixture
@@ -73,3 +75,30 @@ def test_memsift_watch_escapes_a_hostile_file_name(make_store):
 
     assert "evil\\x1b]0;pwned\\x07.md" in stderr
     assert "\x1b" not in stderr and "\x07" not in stderr
+
+
+def test_a_folder_named_like_a_memory_is_not_a_skipped_file(make_store):
+    """The full walk goes into notes.md/ as into any folder; a watcher's event for the folder
+    itself must not report it as a file it skipped, nor keep a record of it as one."""
+    store = make_store({".memsift/config.toml": LEXICAL, "notes.md/inner.md": "Inner.\n"})
+    index_store(store, embed=False)
+
+    report = index_paths(store, ["notes.md", "notes.md/inner.md"])
+
+    assert report.skipped == []
+
+
+def test_a_file_replaced_by_a_folder_of_its_name_leaves_the_index(make_store):
+    store = make_store({".memsift/config.toml": LEXICAL, "notes.md": "Notes.\n"})
+    index_store(store, embed=False)
+    (store.root / "notes.md").unlink()
+    (store.root / "notes.md").mkdir()
+    (store.root / "notes.md" / "inner.md").write_text("Inner.\n")
+
+    report = index_paths(store, ["notes.md", "notes.md/inner.md"])
+
+    assert (report.removed, report.indexed, report.skipped) == (
+        ["notes.md"],
+        ["notes.md/inner.md"],
+        [],
+    )
