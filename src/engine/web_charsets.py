@@ -13,6 +13,8 @@ label, not decoded with it.
 
 from __future__ import annotations
 
+import codecs
+import encodings.cp1252
 import re
 
 #: Python codec -> the WHATWG labels browsers decode with it. A page whose ``<meta>`` says
@@ -67,7 +69,7 @@ CODEC_LABELS: dict[str, tuple[str, ...]] = {
     "cp874": tuple("dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874".split()),
     "cp1250": ("cp1250", "windows-1250", "x-cp1250"),
     "cp1251": ("cp1251", "windows-1251", "x-cp1251"),
-    "cp1252": tuple(
+    "memsift_windows_1252": tuple(
         "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 "
         "iso8859-1 iso88591 iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 "
         "x-cp1252".split()
@@ -95,6 +97,42 @@ CODEC_LABELS: dict[str, tuple[str, ...]] = {
         "ksc5601 ksc_5601 windows-949".split()
     ),
 }
+
+#: The web's windows-1252: Python's cp1252 with the five bytes it leaves undefined (0x81, 0x8D,
+#: 0x8F, 0x90, 0x9D) read as the C1 controls ISO-8859-1 has there, as the WHATWG index does,
+#: so a page labelled Latin-1 that holds one is read (and written back) as browsers read it.
+WEB_1252 = "memsift_windows_1252"
+WEB_1252_DECODING = "".join(
+    chr(byte) if char == "\ufffe" else char
+    for byte, char in enumerate(encodings.cp1252.decoding_table)
+)
+WEB_1252_ENCODING = codecs.charmap_build(WEB_1252_DECODING)
+
+
+class Web1252IncrementalDecoder(codecs.IncrementalDecoder):
+    def decode(self, data: bytes, final: bool = False) -> str:  # type: ignore[override]
+        return codecs.charmap_decode(data, self.errors, WEB_1252_DECODING)[0]
+
+
+class Web1252IncrementalEncoder(codecs.IncrementalEncoder):
+    def encode(self, text: str, final: bool = False) -> bytes:  # type: ignore[override]
+        return codecs.charmap_encode(text, self.errors, WEB_1252_ENCODING)[0]
+
+
+def find_web_1252(name: str) -> codecs.CodecInfo | None:
+    """The codec search function that makes :data:`WEB_1252` a codec Python knows."""
+    if name.replace("-", "_") != WEB_1252:
+        return None
+    return codecs.CodecInfo(
+        name=WEB_1252,
+        encode=lambda text, errors="strict": codecs.charmap_encode(text, errors, WEB_1252_ENCODING),
+        decode=lambda data, errors="strict": codecs.charmap_decode(data, errors, WEB_1252_DECODING),
+        incrementalencoder=Web1252IncrementalEncoder,
+        incrementaldecoder=Web1252IncrementalDecoder,
+    )
+
+
+codecs.register(find_web_1252)
 
 #: A declared label (ASCII, lower case, surrounding spaces stripped) -> its Python codec.
 WEB_CODECS: dict[str, str] = {

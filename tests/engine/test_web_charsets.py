@@ -137,3 +137,20 @@ CYRILLIC = "\u041f\u0440\u0438\u0432\u0435\u0442"
 def test_the_charset_is_the_one_a_browsers_prescan_finds(head):
     data = b"<html><head>" + head + b"</head><body><p>" + CYRILLIC.encode("cp1251") + b"</p>"
     assert parse_memory("p.html", data).body == CYRILLIC
+
+
+def test_a_latin1_page_with_bytes_windows_1252_leaves_undefined_is_read_as_browsers_do():
+    """windows-1252 leaves 0x81, 0x8D, 0x8F, 0x90 and 0x9D undefined; browsers read them as
+    the C1 controls ISO-8859-1 has there, so such a page is readable, not skipped."""
+    data = page("iso-8859-1", b"caf\xe9 \x80 \x81\x8d\x8f\x90\x9d end")
+    assert parse_memory("p.html", data).body == "caf\u00e9 \u20ac \x81\x8d\x8f\x90\x9d end"
+
+
+def test_forget_keeps_such_a_page_byte_for_byte_around_the_flag():
+    from engine.write import set_archived
+
+    original = page("latin1", b"caf\xe9 \x81 end")
+    archived = set_archived("p.html", original, True)
+
+    assert archived.replace(b'<meta name="archived" content="true">', b"", 1) == original
+    assert set_archived("p.html", archived, False) == original
