@@ -89,3 +89,23 @@ def test_a_store_on_its_own_schema_never_reads_a_public_stores_index_or_state(
     assert [h.path for h in search(own, "store holds").hits] == ["beta.md"]
     assert "fts" in search(own, "store holds").arms_fired
     assert [h.path for h in search(public, "store holds").hits] == ["alpha.md"]
+
+
+def test_a_store_told_to_use_a_schema_holding_another_apps_tables_is_refused_naming_them(
+    tmp_path, pg_url, monkeypatch
+):
+    import psycopg
+
+    from engine.pg.driver import PgError
+
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE public.files(id int, name text)")
+        conn.execute("INSERT INTO public.files VALUES (1, 'payroll.xlsx')")
+    store = make(tmp_path, "alpha", "public")
+
+    with pytest.raises(PgError, match=r"schema public.*'files'.*\[database\] schema"):
+        index_store(store)
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT * FROM public.files").fetchall() == [(1, "payroll.xlsx")]
+        assert conn.execute("SELECT to_regclass('public.chunks')").fetchone() == (None,)

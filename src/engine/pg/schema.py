@@ -160,6 +160,8 @@ def ensure_schema(conn: PgConnection) -> None:
         made = layout(conn)
         if made is not None and made > int(SCHEMA_VERSION):
             raise PgError(newer_layout(conn, made))
+        if made is None:
+            refuse_foreign_tables(conn)
         conn.run(TOKENS)
         conn.run(DDL)
         if made == 1:
@@ -191,9 +193,38 @@ def own_relation(conn: PgConnection, name: str) -> bool:
     return bool(row[0])
 
 
+#: The tables an index run makes; ``meta`` (with the layout) is made in the same transaction.
+INDEX_TABLES = ("meta", "files", "chunks", "embeddings", "fts_totals")
+
+
+def refuse_foreign_tables(conn: PgConnection) -> None:
+    """Refuse a schema that holds tables of the index's names no index run made (no layout
+    recorded): another application's ``files`` would otherwise fail the run with a column
+    error from deep in the DDL, or worse, be written to."""
+    foreign = [name for name in INDEX_TABLES if own_relation(conn, name)]
+    if foreign:
+        names = ", ".join(repr(name) for name in foreign)
+        raise PgError(
+            f"{conn.target.shown()}: already holds {names}, which no memsift index run made "
+            "(another application's tables?); set [database] schema in .memsift/config.toml "
+            "to a schema of memsift's own"
+        )
+
+
+def meta_is_ours(conn: PgConnection) -> bool:
+    """Whether the schema's ``meta`` table has the two columns memsift gives it."""
+    row = conn.run(
+        "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+        "AND attname IN ('key', 'value') AND NOT attisdropped",
+        (qualified(conn, "meta"),),
+    ).fetchone()
+    return row[0] == 2
+
+
 def layout(conn: PgConnection) -> int | None:
-    """The layout version of the schema's index; None before a first run made its tables."""
-    if not own_relation(conn, "meta"):
+    """The layout version of the schema's index; None before a first run made its tables (or
+    when a ``meta`` table of another application's stands where the index's would)."""
+    if not own_relation(conn, "meta") or not meta_is_ours(conn):
         return None
     row = conn.run("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return None if row is None else int(row[0])
