@@ -405,6 +405,8 @@ def build_server(service: MemoryService) -> MCPServer:
         except ERRORS as exc:
             raise ResourceError(str(exc)) from None
 
+    for tool in server._tool_manager.list_tools():  # say what call_tool enforces
+        tool.parameters["additionalProperties"] = False
     return server
 
 

@@ -106,3 +106,10 @@ def test_a_whole_number_written_as_a_float_is_still_a_number(server):
         return await server.call_tool("memory_search", {"query": "staging", "limit": 2.0})
 
     assert anyio.run(call) is not None
+
+
+def test_every_tools_schema_says_it_takes_no_other_arguments():
+    from engine.mcp_server import tool_definitions
+
+    for tool in tool_definitions():
+        assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]
