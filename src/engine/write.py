@@ -503,9 +503,14 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     except Skip:
         after = None
     if after is None or after.archived != archived or not same_memory(before, after):
+        where = (
+            '<meta name="archived" content=…> meta tag'
+            if PurePosixPath(key).suffix.lower() in (".html", ".htm")
+            else "front matter"
+        )
         raise WriteError(
             f"{key}: could not change 'archived' without touching other fields; "
-            f"set archived: {str(archived).lower()} in its front matter by hand"
+            f"set archived: {str(archived).lower()} in its {where} by hand"
         )
     replace_file(store, full, updated, info)
     index_paths(store, [key])
@@ -602,23 +607,31 @@ def html_meta_edit(text: str, value: str, newline: str = "\n") -> tuple[int, int
     after ``<head>``, else after a doctype (anything before it puts a browser in quirks mode),
     else first. Un-archiving a page whose tag is exactly the one forget adds, where forget adds
     it, removes the tag (and the line break forget gave it)."""
-    found = ARCHIVED_META.search(text)
+    masked = without_comments(text)
+    found = ARCHIVED_META.search(masked)
     if found:
         if value == "false" and found.group() == ADDED_META:
-            placed = added_meta_span(text, found, newline)
+            placed = added_meta_span(masked, found, newline)
             if placed is not None:
                 return placed[0], placed[1], ""
         return found.start(), found.end(), f'<meta name="archived" content="{value}">'
     new_tag = f'<meta name="archived" content="{value}">'
-    head = HEAD_TAG.search(text)
+    head = HEAD_TAG.search(masked)
     if head:
         return head.end(), head.end(), new_tag
-    doctype = DOCTYPE.match(text)
+    doctype = DOCTYPE.match(masked)
     if doctype:
         return doctype.end(), doctype.end(), new_tag + (doctype.group(1) or newline)
     return 0, 0, new_tag + newline
 
 
+def without_comments(text: str) -> str:
+    """``text`` with each HTML comment blanked out, same length (pure): a ``<head>`` or an
+    archived tag inside a comment is not the page's, and positions still point into ``text``."""
+    return HTML_COMMENT.sub(lambda match: " " * len(match.group()), text)
+
+
+HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 #: The tag forget adds to an HTML memory that has none.
 ADDED_META = '<meta name="archived" content="true">'
 HEAD_TAG = re.compile(r"<head\b[^>]*>", re.IGNORECASE)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from engine.memory import parse_memory
-from engine.write import forget, set_archived
+from engine.write import WriteError, forget, set_archived
 
 TAG = b'<meta name="archived" content="true">'
 
@@ -70,3 +70,32 @@ def test_undo_of_a_tag_forget_did_not_place_sets_it_false():
     after = set_archived("p.html", page, False)
 
     assert after == page.replace(b'content="true"', b'content="false"')
+
+
+def test_forget_passes_over_a_head_tag_inside_a_comment():
+    page = (
+        b"<!-- template: <head> goes here --><html><head><title>T</title></head>"
+        b"<body>x</body></html>"
+    )
+    archived = set_archived("p.html", page, True)
+
+    assert archived == page.replace(b"<html><head>", b"<html><head>" + TAG)
+    assert set_archived("p.html", archived, False) == page
+
+
+def test_forget_leaves_a_commented_out_archived_tag_alone():
+    page = b'<html><head><!-- <meta name="archived" content="true"> --><title>T</title></head>'
+    archived = set_archived("p.html", page, True)
+
+    assert archived == page.replace(b"<html><head>", b"<html><head>" + TAG)
+
+
+def test_a_page_forget_cannot_edit_is_refused_naming_the_meta_tag(make_store, monkeypatch):
+    store = make_store({})
+    (store.root / "p.html").write_bytes(b"<html><head><title>T</title></head><body>x</body>")
+    monkeypatch.setattr(
+        "engine.write.archived_edit", lambda key, text, archived: (0, 0, "<!--")
+    )  # an edit that would swallow the page
+
+    with pytest.raises(WriteError, match="meta tag"):
+        forget(store, "p.html")
