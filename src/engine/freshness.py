@@ -27,6 +27,7 @@ from pathlib import Path
 from engine.embedder import make_embedder
 from engine.incremental import fill_missing, index_paths, indexed_under, memory_key
 from engine.indexer import IndexReport, index_store
+from engine.pg.target import database_target
 from engine.store import Store
 
 #: How long to wait before retrying a step that failed (a busy database, a full disk…).
@@ -207,6 +208,15 @@ class Freshness:
                 self._failed("watching", exc)
                 self._stop.wait(RETRY_S)
 
+    def _index_lost(self) -> bool:
+        """Whether the index this watcher keeps was deleted since (``index.db`` is derived and
+        may go any time). Indexing only the next changed file into a new one would leave the
+        rest of the store out of every search, so the loop runs a whole catch-up instead. A
+        team store's index lives in its database, not in a file."""
+        if not self.caught_up.is_set() or self.store.index_path.exists():
+            return False
+        return database_target(self.store.config()) is None
+
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
         try:
@@ -248,6 +258,9 @@ class Freshness:
                     self._folders.clear()
                     self._wake.wait(timeout=0.5)
                 continue
+            if not self._catch_up and self._index_lost():
+                self.log(f"the index {self.store.index_path} is gone: rebuilding it")
+                self._catch_up = True
             if self._catch_up:
                 try:
                     report = index_store(self.store, embed=False)

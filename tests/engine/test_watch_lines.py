@@ -102,3 +102,21 @@ def test_a_file_replaced_by_a_folder_of_its_name_leaves_the_index(make_store):
         ["notes.md/inner.md"],
         [],
     )
+
+
+def test_an_index_deleted_while_watched_is_rebuilt_whole(make_store):
+    """index.db is derived and may be deleted any time; a watcher that only indexed the next
+    changed file into a fresh one would leave the rest of the store out of every search."""
+    store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n", "b.md": "B.\n"})
+    lines: list[str] = []
+    freshness = Freshness(store, log=lines.append)
+    freshness.start()
+    try:
+        assert freshness.caught_up.wait(30)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{store.index_path}{suffix}").unlink(missing_ok=True)
+        (store.root / "c.md").write_text("C.\n")
+
+        assert eventually(lambda: indexed(store) == {"a.md", "b.md", "c.md"}), lines
+    finally:
+        freshness.stop()
