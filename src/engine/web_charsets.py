@@ -9,6 +9,10 @@ as GBK (``gb18030`` decodes it), ``euc-kr`` as Unified Hangul (``cp949``), ``iso
 Python's own codecs out of reach of a page: ``base64``, ``rot13`` or ``zlib`` are codecs to
 Python but no charset to a browser, and a page naming one is skipped like any other unknown
 label, not decoded with it.
+
+Two more browser rules live here: the declaration is the one the HTML standard's prescan finds
+(:func:`declared_label`: not in a comment, not a description mentioning "charset="), and
+windows-1252 reads the five bytes it leaves undefined as C1 controls (a codec of its own).
 """
 
 from __future__ import annotations
