@@ -29,7 +29,7 @@ from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
 from engine.memory import memory_text
 from engine.progress import periodic_progress
-from engine.reading import Unreadable, read_regular
+from engine.reading import Unreadable, missing_because, read_regular
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
@@ -368,7 +368,11 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
     full = candidate if candidate.is_absolute() else store.root / candidate
     if not os.path.lexists(full) and os.path.lexists(Path.cwd() / candidate):
         full = Path.cwd() / candidate
-    if full.is_symlink():
+    try:
+        is_link = full.is_symlink()
+    except OSError as exc:
+        fail(f"{shown}: {missing_because(exc, '`memsift search`')}")
+    if is_link:
         fail(f"{shown}: a symlink; memsift never follows links, read the file it points to")
     full = full.resolve()
     try:
@@ -377,8 +381,8 @@ def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
         fail(f"{shown}: not inside the store {store.root}; give a path relative to the store")
     try:
         mode = full.lstat().st_mode
-    except OSError:
-        fail(f"{shown}: no such memory in the store; `memsift search` lists paths")
+    except OSError as exc:
+        fail(f"{shown}: {missing_because(exc, '`memsift search`')}")
     if any(part.startswith(".") for part in key.split("/")) or not is_memory_name(full.name):
         fail(
             f"{shown}: not a memory (memories are .md/.markdown/.html/.htm files outside "
@@ -819,7 +823,9 @@ def watch(ctx: click.Context) -> None:
     from engine.freshness import Freshness
 
     store = get_store(ctx)
-    freshness = Freshness(store, log=lambda line: click.echo(f"memsift watch: {line}", err=True))
+    freshness = Freshness(
+        store, log=lambda line: click.echo(f"memsift watch: {printable(line)}", err=True)
+    )
     signal.signal(signal.SIGTERM, stop_on_signal)
     signal.signal(signal.SIGINT, stop_on_signal)
     click.echo(f"memsift watch: watching {store.root} (Ctrl-C to stop)", err=True)

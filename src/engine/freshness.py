@@ -27,6 +27,7 @@ from pathlib import Path
 from engine.embedder import make_embedder
 from engine.incremental import fill_missing, index_paths, indexed_under, memory_key
 from engine.indexer import IndexReport, index_store
+from engine.pg.target import database_target
 from engine.store import Store
 
 #: How long to wait before retrying a step that failed (a busy database, a full disk…).
@@ -42,6 +43,17 @@ def describe(report: IndexReport) -> str:
     if report.embedded:
         parts.append(f"embedded {report.embedded} chunk(s)")
     return ", ".join(parts)
+
+
+#: How many changed paths a log line names; the rest are counted.
+SHOWN_PATHS = 5
+
+
+def some_paths(keys: set[str]) -> str:
+    """The first few changed paths, and how many more there are (pure)."""
+    shown = sorted(keys)[:SHOWN_PATHS]
+    rest = len(keys) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
 
 
 class Freshness:
@@ -196,6 +208,15 @@ class Freshness:
                 self._failed("watching", exc)
                 self._stop.wait(RETRY_S)
 
+    def _index_lost(self) -> bool:
+        """Whether the index this watcher keeps was deleted since (``index.db`` is derived and
+        may go any time). Indexing only the next changed file into a new one would leave the
+        rest of the store out of every search, so the loop runs a whole catch-up instead. A
+        team store's index lives in its database, not in a file."""
+        if not self.caught_up.is_set() or self.store.index_path.exists():
+            return False
+        return database_target(self.store.config()) is None
+
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
         try:
@@ -237,6 +258,9 @@ class Freshness:
                     self._folders.clear()
                     self._wake.wait(timeout=0.5)
                 continue
+            if not self._catch_up and self._index_lost():
+                self.log(f"the index {self.store.index_path} is gone: rebuilding it")
+                self._catch_up = True
             if self._catch_up:
                 try:
                     report = index_store(self.store, embed=False)
@@ -246,7 +270,8 @@ class Freshness:
                     continue
                 self._catch_up = False
                 self.caught_up.set()
-                self.log(f"caught up with the store: {describe(report)}")
+                hint = " (`memsift index` lists why)" if report.skipped else ""
+                self.log(f"caught up with the store: {describe(report)}{hint}")
                 self._vectors_wanted.set()
                 continue
             with self._wake:
@@ -270,7 +295,9 @@ class Freshness:
                 continue
             if report.indexed or report.removed or report.skipped:
                 self.last_change = time.strftime("%Y-%m-%dT%H:%M:%S")
-                self.log(f"{describe(report)}: {', '.join(sorted(keys)[:5])}")
+                self.log(f"{describe(report)}: {some_paths(keys)}")
+                for path, reason in report.skipped:  # as `memsift index` says it: fix, save
+                    self.log(f"skipped {path}: {reason}")
                 self._vectors_wanted.set()
 
     def _vector_loop(self) -> None:

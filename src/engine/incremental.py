@@ -86,8 +86,11 @@ def path_problem(store: Store, key: str) -> str | None:
         if stat.S_ISLNK(info.st_mode):
             return "symlink (not followed)"
     if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
+        return NOT_REGULAR
     return None
+
+
+NOT_REGULAR = "not a regular file"
 
 
 def index_paths(
@@ -160,8 +163,18 @@ def key_candidates(store: Store, wanted: list[str]) -> list[Candidate]:
         problem = path_problem(store, key)
         if problem is None and not os.path.lexists(full):
             continue
+        if problem == NOT_REGULAR and is_real_folder(full):
+            continue  # a folder named like a memory (notes.md/): walked into, never a file
         candidates.append(Candidate(key, full, problem))
     return candidates
+
+
+def is_real_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself, not a link to one."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def indexed_under(store: Store, folders: Iterable[str]) -> set[str]:

@@ -22,7 +22,7 @@ import apsw
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from engine import stdio_pipes
 from engine.freshness import Freshness
@@ -37,6 +37,7 @@ from engine.service import (
     compact,
 )
 from engine.store import Store
+from engine.terminal import printable
 
 SERVER_NAME = "memsift"
 
@@ -190,6 +191,17 @@ def call(work, *args, **kwargs):  # type: ignore[no-untyped-def]
         raise ToolError(f"SQLite: {exc}; retry, or run `memsift status` on the store") from None
 
 
+def number_only(value: object) -> object:
+    """Refuse ``true``/``false`` and text where a number is asked for: the validator would
+    read ``true`` as 1 and ``"3"`` as 3, and an agent's slip would reinforce a memory or size
+    a search it did not mean to. A whole number written ``2.0`` is still a number."""
+    if isinstance(value, (bool, str)):
+        kind = "true/false" if isinstance(value, bool) else "text"
+        raise ValueError(f"must be a number, not {kind}")
+    return value
+
+
+Number = BeforeValidator(number_only)
 Text = Annotated[str, Field(max_length=200)]
 Path_ = Annotated[
     str,
@@ -211,11 +223,31 @@ def argument_problems(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def unknown_arguments(tool: Any, arguments: object) -> str | None:
+    """The arguments ``tool`` does not take, said in one line with the ones it does; None when
+    there are none. The SDK ignores them, so a misspelt ``pathPrefix`` would silently search
+    the whole store."""
+    if tool is None or not isinstance(arguments, dict):
+        return None
+    taken = sorted(tool.parameters.get("properties", {}))
+    extra = sorted(key for key in arguments if key not in taken)
+    if not extra:
+        return None
+    return (
+        f"unknown argument{'s' if len(extra) > 1 else ''} "
+        + ", ".join(repr(key) for key in extra)
+        + f"; it takes {', '.join(taken)}"
+    )
+
+
 class MemoryServer(MCPServer):
     """The SDK's server, with bad arguments refused in one line naming each argument (the
     SDK's own message is the validator's multi-line report, ending with a web link)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        unknown = unknown_arguments(self._tool_manager.get_tool(name), arguments)
+        if unknown:
+            raise ToolError(f"{name}: bad arguments: {unknown}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -246,7 +278,7 @@ def build_server(service: MemoryService) -> MCPServer:
             str, Field(min_length=1, max_length=2000, description="What to look for, in words.")
         ],
         limit: Annotated[
-            int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many hits at most.")
+            int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many hits at most."), Number
         ] = 10,
         kinds: Annotated[
             list[Text],
@@ -265,7 +297,7 @@ def build_server(service: MemoryService) -> MCPServer:
             str | None, Field(max_length=40, description="Event time on/before (ISO 8601).")
         ] = None,
         include_archived: Annotated[
-            bool, Field(description="Also search archived (forgotten) memories.")
+            bool, Field(strict=True, description="Also search archived (forgotten) memories.")
         ] = False,
     ) -> Annotated[CallToolResult, SearchOutput]:
         scope = ScopeSpec(
@@ -289,9 +321,9 @@ def build_server(service: MemoryService) -> MCPServer:
     )
     def memory_read(
         path: Path_,
-        offset: Annotated[int, Field(ge=0, description="Where to start (characters).")] = 0,
+        offset: Annotated[int, Field(ge=0, description="Where to start (characters)."), Number] = 0,
         max_chars: Annotated[
-            int, Field(ge=1, le=MAX_READ_CHARS, description="Most characters to return.")
+            int, Field(ge=1, le=MAX_READ_CHARS, description="Most characters to return."), Number
         ] = READ_CHARS,
     ) -> Annotated[CallToolResult, ReadOutput]:
         return call(service.read, path, offset, max_chars)
@@ -336,7 +368,9 @@ def build_server(service: MemoryService) -> MCPServer:
     )
     def memory_reinforce(
         path: Path_,
-        outcome: Annotated[Literal[1, -1], Field(description="1: it helped; -1: it misled.")],
+        outcome: Annotated[
+            Literal[1, -1], Field(description="1: it helped; -1: it misled."), Number
+        ],
     ) -> Annotated[CallToolResult, ReinforceOutput]:
         return call(service.reinforce, path, outcome)
 
@@ -371,6 +405,8 @@ def build_server(service: MemoryService) -> MCPServer:
         except ERRORS as exc:
             raise ResourceError(str(exc)) from None
 
+    for tool in server._tool_manager.list_tools():  # say what call_tool enforces
+        tool.parameters["additionalProperties"] = False
     return server
 
 
@@ -429,7 +465,7 @@ def serve(store: Store, *, watch: bool = True) -> None:
     """Serve ``store`` over stdio until the client closes the connection."""
 
     def log(line: str) -> None:
-        print(f"memsift serve: {line}", file=sys.stderr, flush=True)
+        print(f"memsift serve: {printable(line)}", file=sys.stderr, flush=True)
 
     freshness = Freshness(store, watch=watch, log=log)
     service = MemoryService(store, freshness=freshness)

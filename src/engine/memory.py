@@ -7,14 +7,16 @@ file failed: the reason travels with the skip and ends up in the run's summary.
 
 from __future__ import annotations
 
-import codecs
 import datetime as dt
 import re
+from contextlib import suppress
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
 
 import yaml
+
+from engine.web_charsets import declared_label, web_codec
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -80,30 +82,25 @@ def parse_memory(path: str, data: bytes) -> Memory:
     return normalise(path, fields, body, heading, text)
 
 
-#: Where an HTML page declares its encoding: ``<meta charset=...>`` or the http-equiv form's
-#: ``content="text/html; charset=..."``. Browsers look in the first 1,024 bytes only.
-DECLARED_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
-CHARSET_PRESCAN_BYTES = 1024
-#: Labels the web reads as windows-1252 (the WHATWG Encoding Standard): a page saying
-#: ``iso-8859-1`` is decoded as browsers decode it, curly quotes and euro sign included.
-WINDOWS_1252_LABELS = frozenset(
-    {
-        "ascii",
-        "us-ascii",
-        "iso-8859-1",
-        "iso8859-1",
-        "iso_8859-1",
-        "latin1",
-        "l1",
-        "cp1252",
-        "windows-1252",
-        "x-cp1252",
-        "cp819",
-        "ibm819",
-        "iso-ir-100",
-        "csisolatin1",
-    }
-)
+#: ISO-2022-JP's codec: its text is all 7-bit bytes, so only the declaration sets it apart
+#: from UTF-8 (its escapes switch to Japanese).
+SEVEN_BIT_JAPANESE = "iso2022_jp_ext"
+
+
+def declared_codec(data: bytes) -> str | None:
+    """The codec of the charset an HTML page declares in its first kilobyte, if browsers know
+    the label (pure)."""
+    label = declared_label(data)
+    return web_codec(label) if label else None
+
+
+def is_utf16(data: bytes) -> bool:
+    """Whether ``data`` decodes as UTF-16 by its byte order mark (pure)."""
+    try:
+        data.decode("utf-16")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def decode_memory(path: str, data: bytes) -> tuple[str, str]:
@@ -111,42 +108,48 @@ def decode_memory(path: str, data: bytes) -> tuple[str, str]:
 
     Memories are UTF-8. An HTML page that is not may say what it is, as pages saved from the
     web often do (``<meta charset="iso-8859-1">``); that declaration is honoured, as a browser
-    would honour it, so such a page is indexed instead of skipped. Nothing is guessed: a file
-    that is neither UTF-8 nor declares a codec Python knows is skipped with the reason.
+    would honour it (:mod:`engine.web_charsets`), so such a page is indexed instead of skipped.
+    Nothing is guessed: a file that is neither UTF-8 nor declares a charset browsers know is
+    skipped with the reason.
     """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) and is_utf16(data):
+        raise Skip("UTF-16 text (it starts with a UTF-16 byte order mark); re-save it as UTF-8")
     if b"\x00" in data:
         raise Skip("binary file (contains NUL bytes); memories are UTF-8 text")
+    is_html = PurePosixPath(path).suffix.lower() in HTML_SUFFIXES
     try:
-        return data.decode("utf-8-sig"), "utf-8"
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         problem = f"not valid UTF-8 at line {line} (byte {exc.start})"
-    if PurePosixPath(path).suffix.lower() not in HTML_SUFFIXES:
+    else:
+        if is_html and b"\x1b" in data and declared_codec(data) == SEVEN_BIT_JAPANESE:
+            with suppress(UnicodeDecodeError):  # ISO-2022-JP is 7-bit, so valid UTF-8 too
+                return data.decode(SEVEN_BIT_JAPANESE), SEVEN_BIT_JAPANESE
+        return text, "utf-8"
+    if not is_html:
         raise Skip(f"{problem}; re-save the file as UTF-8")
-    declared = DECLARED_CHARSET.search(data[:CHARSET_PRESCAN_BYTES])
-    if declared is None:
+    label = declared_label(data)
+    if label is None:
         raise Skip(
             f"{problem} and no <meta charset> declares another encoding; "
             "re-save the page as UTF-8 or declare its charset"
         )
-    label = declared.group(1).decode("ascii").lower()
-    codec = "cp1252" if label in WINDOWS_1252_LABELS else label
-    try:
-        codecs.lookup(codec)
-    except LookupError:
+    codec = web_codec(label)
+    if codec is None:
         raise Skip(
-            f"{problem}; its declared charset {label!r} is not one Python knows; "
+            f"{problem}; its declared charset {label!r} is not one browsers read; "
             "re-save the page as UTF-8"
-        ) from None
+        )
     probe = '<meta charset="x">\n'
-    if codecs.lookup(codec).name == "utf-8" or probe.encode(codec, "replace") != probe.encode():
+    if codec == "utf-8" or probe.encode(codec, "replace") != probe.encode():
         raise Skip(f"{problem} (the page declares {label!r}); re-save the file as UTF-8")
     try:
         return data.decode(codec), codec
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise Skip(
-            f"not valid {label} (its declared charset) at line {line} (byte {exc.start}); "
+            f"not valid {label!r} (its declared charset) at line {line} (byte {exc.start}); "
             "re-save the page as UTF-8"
         ) from None
 

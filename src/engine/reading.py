@@ -79,3 +79,17 @@ def read_regular(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
         raise Unreadable(f"cannot read: {exc.strerror}") from None
     finally:
         os.close(fd)
+
+
+def missing_because(exc: OSError, lister: str = "search") -> str:
+    """Why a path names no memory, from the error its lookup met: a missing file, a folder
+    that is a file and a name too long to exist all get the same kind of answer, in words
+    (``lister``: the command that lists paths, as the caller's user knows it)."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return (
+            "a name in this path is too long for the file system, so no memory has it; "
+            f"{lister} lists paths"
+        )
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+        return f"no such memory in the store; {lister} lists paths"
+    return f"cannot be looked up ({exc.strerror}); {lister} lists paths"

@@ -84,21 +84,29 @@ class LineReader:
 
 class LineWriter:
     """Text written whole to a non-blocking descriptor, waiting while the pipe is full; two
-    writers (the SDK's answers, :class:`JsonRpcLines`' error answers) never interleave."""
+    writers (the SDK's answers, :class:`JsonRpcLines`' error answers) never interleave.
+
+    A client that went away (it crashed, or closed its end) leaves answers nowhere to go: they
+    are dropped, and the server ends as usual when the input reaches its end, instead of
+    failing with the broken pipe as if something unexpected had happened."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._lock = anyio.Lock()
+        self.gone = False
 
     async def write(self, text: str) -> None:
         data = memoryview(text.encode("utf-8"))
         async with self._lock:
-            while data:
+            while data and not self.gone:
                 try:
                     written = os.write(self._fd, data)
                 except BlockingIOError:
                     await anyio.wait_writable(self._fd)
                     continue
+                except (BrokenPipeError, ConnectionResetError):
+                    self.gone = True
+                    return
                 data = data[written:]
 
     async def flush(self) -> None:

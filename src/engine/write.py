@@ -38,8 +38,9 @@ from engine.embedder import Embedder
 from engine.incremental import index_paths
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.target import DatabaseTarget, database_target
-from engine.reading import Unreadable, read_regular
+from engine.reading import Unreadable, missing_because, read_regular
 from engine.scope import ScopeSpec, build_scope
+from engine.splice import SpliceError, splice
 from engine.store import Store, is_memory_name
 
 KIND_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -270,8 +271,8 @@ def memory_file(store: Store, given: str) -> tuple[str, Path]:
         here = here / part
         try:
             info = here.lstat()
-        except FileNotFoundError:
-            raise WriteError(f"{given}: no such memory in the store; search lists paths") from None
+        except OSError as exc:
+            raise WriteError(f"{given}: {missing_because(exc)}") from None
         if stat.S_ISLNK(info.st_mode):
             raise WriteError(f"{given}: goes through a symlink; memsift never follows links")
     if not stat.S_ISREG(info.st_mode):
@@ -502,9 +503,14 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     except Skip:
         after = None
     if after is None or after.archived != archived or not same_memory(before, after):
+        where = (
+            '<meta name="archived" content=…> meta tag'
+            if PurePosixPath(key).suffix.lower() in (".html", ".htm")
+            else "front matter"
+        )
         raise WriteError(
             f"{key}: could not change 'archived' without touching other fields; "
-            f"set archived: {str(archived).lower()} in its front matter by hand"
+            f"set archived: {str(archived).lower()} in its {where} by hand"
         )
     replace_file(store, full, updated, info)
     index_paths(store, [key])
@@ -534,39 +540,49 @@ def same_memory(a: Memory, b: Memory) -> bool:
 def set_archived(key: str, data: bytes, archived: bool) -> bytes:
     """The file's bytes with ``archived`` set (pure). Front matter gets its ``archived:`` line
     replaced or one added before the closing ``---``; a file without front matter gets one
-    (Markdown) or an ``archived`` meta tag (HTML), and un-archiving a file whose front matter
-    is just that added block takes the block away again, giving back the bytes forget found.
-    Line endings and a BOM are kept."""
-    value = "true" if archived else "false"
+    (Markdown) or an ``archived`` meta tag (HTML), and un-archiving a file whose flag is just
+    what forget added (the block, or the tag where forget puts it) takes it away again, giving
+    back the bytes forget found. Only the edited span is encoded: every other byte is kept as
+    it was, in whatever encoding the page declares (see :mod:`engine.splice`)."""
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     try:
         _, codec = decode_memory(key, data)
     except Skip as skip:
         raise WriteError(f"{key}: not a usable memory ({skip.reason}); fix it first") from None
-    text = data[len(bom) :].decode(codec)
+    body = data[len(bom) :]
+    start, end, insert = archived_edit(key, body.decode(codec), archived)
+    try:
+        return bom + splice(body, codec, start, end, insert)
+    except SpliceError as exc:
+        raise WriteError(
+            f"{key}: cannot set archived without rewriting other bytes ({exc}); "
+            f"set archived: {str(archived).lower()} by hand"
+        ) from None
+
+
+def archived_edit(key: str, text: str, archived: bool) -> tuple[int, int, str]:
+    """Where the archived flag goes in ``text`` and what it becomes (pure): the characters
+    ``text[start:end]`` are replaced by the third value."""
+    value = "true" if archived else "false"
     first_end = text.find("\n")
     newline = "\r\n" if first_end > 0 and text[first_end - 1] == "\r" else "\n"
     added = f"---{newline}archived: true{newline}---{newline}{newline}"
     if not archived and text.startswith(added):  # undoing the block forget added: the original
-        return bom + text[len(added) :].encode(codec)
+        return 0, len(added), ""
     opening = re.match(r"---\r?\n", text)  # as split_front_matter opens it: nothing else
     if opening:
         close = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE).search(text, opening.end())
         if close is None:
             raise WriteError(f"{key}: front matter is never closed; add a '---' line")
+        line = ARCHIVED_LINE.search(text, opening.end(), close.start())
+        if line:
+            return line.start(), line.end(), archived_line(line, value)
         front = text[opening.end() : close.start()]
-        if ARCHIVED_LINE.search(front):
-            front = ARCHIVED_LINE.sub(lambda m: archived_line(m, value), front, count=1)
-        else:
-            if front and not front.endswith("\n"):
-                front += newline
-            front += f"archived: {value}{newline}"
-        text = text[: opening.end()] + front + text[close.start() :]
-    elif PurePosixPath(key).suffix.lower() in (".html", ".htm"):
-        text = set_html_meta(text, value)
-    else:
-        text = f"---{newline}archived: {value}{newline}---{newline}{newline}" + text
-    return bom + text.encode(codec)
+        gap = newline if front and not front.endswith("\n") else ""
+        return close.start(), close.start(), f"{gap}archived: {value}{newline}"
+    if PurePosixPath(key).suffix.lower() in (".html", ".htm"):
+        return html_meta_edit(text, value, newline)
+    return 0, 0, f"---{newline}archived: {value}{newline}---{newline}{newline}"
 
 
 #: The front matter's ``archived`` line: the key as spelt, its value, and a trailing comment,
@@ -586,22 +602,55 @@ def archived_line(match: re.Match[str], value: str) -> str:
     return f"{match['key']}{match['gap'] or ' '}{value}{match['comment'] or ''}"
 
 
-def set_html_meta(text: str, value: str) -> str:
+def html_meta_edit(text: str, value: str, newline: str = "\n") -> tuple[int, int, str]:
     """Set ``<meta name="archived" content=…>`` in an HTML memory, adding the tag if needed:
     after ``<head>``, else after a doctype (anything before it puts a browser in quirks mode),
-    else first."""
-    found = ARCHIVED_META.search(text)
-    new_tag = f'<meta name="archived" content="{value}">'
+    else first. Un-archiving a page whose tag is exactly the one forget adds, where forget adds
+    it, removes the tag (and the line break forget gave it)."""
+    masked = without_comments(text)
+    found = ARCHIVED_META.search(masked)
     if found:
-        return text[: found.start()] + new_tag + text[found.end() :]
-    head = re.search(r"<head\b[^>]*>", text, re.IGNORECASE)
+        if value == "false" and found.group() == ADDED_META:
+            placed = added_meta_span(masked, found, newline)
+            if placed is not None:
+                return placed[0], placed[1], ""
+        return found.start(), found.end(), f'<meta name="archived" content="{value}">'
+    new_tag = f'<meta name="archived" content="{value}">'
+    head = HEAD_TAG.search(masked)
     if head:
-        return text[: head.end()] + new_tag + text[head.end() :]
-    doctype = re.match(r"\s*<!doctype\b[^>]*>[ \t]*(\r?\n)?", text, re.IGNORECASE)
+        return head.end(), head.end(), new_tag
+    doctype = DOCTYPE.match(masked)
     if doctype:
-        newline = doctype.group(1) or ""
-        return text[: doctype.end()] + new_tag + (newline or "\n") + text[doctype.end() :]
-    return new_tag + "\n" + text
+        return doctype.end(), doctype.end(), new_tag + (doctype.group(1) or newline)
+    return 0, 0, new_tag + newline
+
+
+def without_comments(text: str) -> str:
+    """``text`` with each HTML comment blanked out, same length (pure): a ``<head>`` or an
+    archived tag inside a comment is not the page's, and positions still point into ``text``."""
+    return HTML_COMMENT.sub(lambda match: " " * len(match.group()), text)
+
+
+HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+#: The tag forget adds to an HTML memory that has none.
+ADDED_META = '<meta name="archived" content="true">'
+HEAD_TAG = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+DOCTYPE = re.compile(r"\s*<!doctype\b[^>]*>[ \t]*(\r?\n)?", re.IGNORECASE)
+
+
+def added_meta_span(text: str, found: re.Match[str], newline: str) -> tuple[int, int] | None:
+    """The span forget's own tag takes in ``text``, with the line break it added, when the tag
+    sits exactly where forget puts it; None when it is anywhere else (the user's)."""
+    head = HEAD_TAG.search(text)
+    if head:
+        return (found.start(), found.end()) if head.end() == found.start() else None
+    doctype = DOCTYPE.match(text)
+    where = doctype.end() if doctype else 0
+    if doctype and doctype.group(1):
+        newline = doctype.group(1)
+    if found.start() == where and text.startswith(newline, found.end()):
+        return found.start(), found.end() + len(newline)
+    return None
 
 
 def list_memories(

@@ -355,3 +355,46 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_answer_and_the_server_serves_
     }
     assert (answers[1]["id"], answers[1]["error"]["code"]) == (3, -32600)
     assert answers[2]["id"] == 7 and answers[2]["result"]["serverInfo"]["name"]
+
+
+def test_a_client_that_goes_away_mid_call_ends_the_server_quietly(tmp_path):
+    """A client that crashes closes its end of the pipes while calls are in flight: the
+    answers have nowhere to go, which is the end of the session, not an error to report."""
+    import os
+
+    (tmp_path / ".memsift").mkdir()
+    (tmp_path / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    (tmp_path / "a.md").write_text("Alpha.\n")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "gone", "version": "0"},
+        },
+    }
+    search = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "memory_search", "arguments": {"query": "alpha"}},
+    }
+    with subprocess.Popen(
+        [*CLI, "--store", str(tmp_path), "serve", "--no-watch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    ) as child:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdout.close()  # the client is gone before any answer is written
+        child.stdin.write(json.dumps(initialize) + "\n" + json.dumps(search) + "\n")
+        child.stdin.close()
+        child.wait(timeout=120)
+        stderr = child.stderr.read() if child.stderr else ""
+
+    assert child.returncode == 0, stderr
+    assert "unexpected" not in stderr and "Traceback" not in stderr

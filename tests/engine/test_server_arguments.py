@@ -65,3 +65,51 @@ def test_a_malformed_argument_is_not_echoed_back_whole(server):
     message = refusal(server, "memory_search", {"query": "secret " * 1000})
     assert "secret secret" not in message
     assert len(message) < 300
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "names"),
+    [
+        ("memory_search", {"query": "x", "limit": True}, "limit"),
+        ("memory_search", {"query": "x", "limit": "3"}, "limit"),
+        ("memory_search", {"query": "x", "include_archived": "yes"}, "include_archived"),
+        ("memory_search", {"query": "x", "include_archived": 1}, "include_archived"),
+        ("memory_read", {"path": "facts/port.md", "offset": "5"}, "offset"),
+        ("memory_reinforce", {"path": "facts/port.md", "outcome": True}, "outcome"),
+    ],
+)
+def test_a_value_of_another_json_type_is_refused_not_coerced(server, tool, arguments, names):
+    """true is not the number 1 and "yes" is not true: coercing them would reinforce a memory
+    or widen a search on a value the agent did not mean."""
+    message = refusal(server, tool, arguments)
+    assert "\n" not in message, message
+    assert f"{names}:" in message
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "unknown"),
+    [
+        ("memory_search", {"query": "x", "pathPrefix": "facts/"}, "pathPrefix"),
+        ("memory_search", {"query": "x", "include_archive": True}, "include_archive"),
+        ("memory_forget", {"path": "facts/port.md", "undo": True}, "undo"),
+    ],
+)
+def test_an_argument_the_tool_does_not_take_is_refused_naming_it(server, tool, arguments, unknown):
+    """A misspelt scope argument silently ignored would answer a different question."""
+    message = refusal(server, tool, arguments)
+    assert "\n" not in message, message
+    assert repr(unknown) in message
+
+
+def test_a_whole_number_written_as_a_float_is_still_a_number(server):
+    async def call() -> object:
+        return await server.call_tool("memory_search", {"query": "staging", "limit": 2.0})
+
+    assert anyio.run(call) is not None
+
+
+def test_every_tools_schema_says_it_takes_no_other_arguments():
+    from engine.mcp_server import tool_definitions
+
+    for tool in tool_definitions():
+        assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]

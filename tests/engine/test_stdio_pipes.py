@@ -84,6 +84,23 @@ def test_an_answer_larger_than_the_pipe_is_written_whole():
     assert received.decode() == answer
 
 
+def test_an_answer_to_a_client_that_went_away_is_dropped_not_raised():
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    os.close(read_end)
+    writer = LineWriter(write_end)
+
+    async def send() -> None:
+        await writer.write("first\n")
+        await writer.write("second\n")
+
+    try:
+        anyio.run(send)
+    finally:
+        os.close(write_end)
+    assert writer.gone
+
+
 def test_a_stray_print_goes_to_stderr_while_the_wire_is_claimed():
     script = (
         "import os\n"

@@ -160,6 +160,8 @@ def ensure_schema(conn: PgConnection) -> None:
         made = layout(conn)
         if made is not None and made > int(SCHEMA_VERSION):
             raise PgError(newer_layout(conn, made))
+        if made is None:
+            refuse_foreign_tables(conn)
         conn.run(TOKENS)
         conn.run(DDL)
         if made == 1:
@@ -175,9 +177,54 @@ def ensure_schema(conn: PgConnection) -> None:
     register_vectors(conn.raw, conn.target)
 
 
+def qualified(conn: PgConnection, name: str) -> str:
+    """``name`` in the store's own schema, for ``to_regclass`` (schema names are checked to be
+    plain lower-case words when the configuration is read, so quoting them is enough)."""
+    return f'"{conn.target.schema}".{name}'
+
+
+def own_relation(conn: PgConnection, name: str) -> bool:
+    """Whether the store's schema itself holds the table or index ``name``.
+
+    Connections search ``public`` after the store's schema (pgvector's type lives there), so
+    an unqualified lookup would take another application's ``public.files``, or the tables of
+    a store that chose ``schema = "public"``, for this store's own before its first run."""
+    row = conn.run("SELECT to_regclass(%s) IS NOT NULL", (qualified(conn, name),)).fetchone()
+    return bool(row[0])
+
+
+#: The tables an index run makes; ``meta`` (with the layout) is made in the same transaction.
+INDEX_TABLES = ("meta", "files", "chunks", "embeddings", "fts_totals")
+
+
+def refuse_foreign_tables(conn: PgConnection) -> None:
+    """Refuse a schema that holds tables of the index's names no index run made (no layout
+    recorded): another application's ``files`` would otherwise fail the run with a column
+    error from deep in the DDL, or worse, be written to."""
+    foreign = [name for name in INDEX_TABLES if own_relation(conn, name)]
+    if foreign:
+        names = ", ".join(repr(name) for name in foreign)
+        raise PgError(
+            f"{conn.target.shown()}: already holds {names}, which no memsift index run made "
+            "(another application's tables?); set [database] schema in .memsift/config.toml "
+            "to a schema of memsift's own"
+        )
+
+
+def meta_is_ours(conn: PgConnection) -> bool:
+    """Whether the schema's ``meta`` table has the two columns memsift gives it."""
+    row = conn.run(
+        "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+        "AND attname IN ('key', 'value') AND NOT attisdropped",
+        (qualified(conn, "meta"),),
+    ).fetchone()
+    return row[0] == 2
+
+
 def layout(conn: PgConnection) -> int | None:
-    """The layout version of the schema's index; None before a first run made its tables."""
-    if conn.run("SELECT to_regclass('meta') IS NULL").fetchone()[0]:
+    """The layout version of the schema's index; None before a first run made its tables (or
+    when a ``meta`` table of another application's stands where the index's would)."""
+    if not own_relation(conn, "meta") or not meta_is_ours(conn):
         return None
     row = conn.run("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return None if row is None else int(row[0])
@@ -216,8 +263,7 @@ def ensure_state_plane(conn: PgConnection) -> None:
 
 def has_index(conn: PgConnection) -> bool:
     """Whether the store's schema holds an index (a first run made its tables)."""
-    row = conn.run("SELECT to_regclass('files') IS NOT NULL").fetchone()
-    return bool(row[0])
+    return own_relation(conn, "files")
 
 
 def require_index(conn: PgConnection) -> None:
@@ -242,14 +288,15 @@ def vector_width(conn: PgConnection) -> int | None:
     index; any width again otherwise, so a switch to a model of another width just works."""
     row = conn.run(
         "SELECT a.atttypmod FROM pg_attribute AS a "
-        "WHERE a.attrelid = to_regclass('embeddings') AND a.attname = 'vector'"
+        "WHERE a.attrelid = to_regclass(%s) AND a.attname = 'vector'",
+        (qualified(conn, "embeddings"),),
     ).fetchone()
     return None if row is None or row[0] < 0 else int(row[0])
 
 
 def has_hnsw(conn: PgConnection) -> bool:
     """Whether the store's schema holds the HNSW index now (so its searches are approximate)."""
-    return bool(conn.run("SELECT to_regclass(%s) IS NOT NULL", (HNSW_INDEX,)).fetchone()[0])
+    return own_relation(conn, HNSW_INDEX)
 
 
 def release_vector_width(conn: PgConnection) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.indexdb import known_files
 from engine.pg.ownership import refuse_foreign, shares_content
-from engine.pg.schema import ensure_state_plane, has_index
+from engine.pg.schema import ensure_state_plane, has_index, own_relation
 from engine.pg.target import DatabaseTarget
 from engine.state import OUTCOME_ALPHA, Access, now_utc
 from engine.store import Store, walk
@@ -92,7 +92,7 @@ def lookup(target: DatabaseTarget, path: str) -> Access:
     conn = connect(target, readonly=True, vectors=False)
     try:
         with guarded(target):
-            if conn.run("SELECT to_regclass('state_access')").fetchone()[0] is None:
+            if not own_relation(conn, "state_access"):
                 return Access(path, 0, None, 0.0)
             return get_access(conn, path)
     finally:
@@ -104,7 +104,7 @@ def state_paths(target: DatabaseTarget) -> list[str]:
     conn = connect(target, readonly=True, vectors=False)
     try:
         with guarded(target):
-            if conn.run("SELECT to_regclass('state_access')").fetchone()[0] is None:
+            if not own_relation(conn, "state_access"):
                 return []
             return [row[0] for row in conn.run("SELECT path FROM state_access ORDER BY path")]
     finally:
