@@ -160,3 +160,17 @@ def indexed(backend_store, hash_embedder):  # type: ignore[no-untyped-def]
         return store
 
     return build
+
+
+LEXICAL_CONFIG = '[embedder]\nmodel = "none"\n'
+
+
+def named_store(tmp_path: Path, name: str, schema: str | None = None) -> Store:
+    """A lexical store in ``tmp_path/name`` holding one memory that names the store, with
+    ``[database] schema`` set when given (the database itself comes from the environment)."""
+    root = tmp_path / name
+    (root / ".memsift").mkdir(parents=True)
+    config = LEXICAL_CONFIG + (f'[database]\nschema = "{schema}"\n' if schema else "")
+    (root / CONFIG).write_text(config)
+    (root / f"{name}.md").write_text(f"# Memory of {name}\n\nOnly the {name} store holds this.\n")
+    return open_store(root)

@@ -7,22 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from backends import named_store as make
 from engine import state as state_plane
 from engine.db import IndexMissing
 from engine.indexer import index_store
 from engine.search import search
-from engine.store import open_store
-
-LEXICAL = '[embedder]\nmodel = "none"\n'
-
-
-def make(tmp_path, name: str, schema: str | None = None):  # type: ignore[no-untyped-def]
-    root = tmp_path / name
-    (root / ".memsift").mkdir(parents=True)
-    config = LEXICAL + (f'[database]\nschema = "{schema}"\n' if schema else "")
-    (root / ".memsift" / "config.toml").write_text(config)
-    (root / f"{name}.md").write_text(f"# Memory of {name}\n\nOnly the {name} store holds this.\n")
-    return open_store(root)
 
 
 def another_apps_tables(url: str) -> None:

@@ -6,23 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from backends import named_store as make
 from engine import state as state_plane
 from engine.indexer import index_store
 from engine.pg.ownership import ForeignSchema
 from engine.search import search
 from engine.status import stale_state_paths
-from engine.store import open_store
-
-LEXICAL = '[embedder]\nmodel = "none"\n'
-
-
-def make(tmp_path, name: str, schema: str | None):  # type: ignore[no-untyped-def]
-    root = tmp_path / name
-    (root / ".memsift").mkdir(parents=True)
-    config = LEXICAL + (f'[database]\nschema = "{schema}"\n' if schema else "")
-    (root / ".memsift" / "config.toml").write_text(config)
-    (root / f"{name}.md").write_text(f"# Memory of {name}\n\nOnly the {name} store holds this.\n")
-    return open_store(root)
 
 
 def test_stores_in_their_own_schemas_of_one_database_never_see_each_other(
