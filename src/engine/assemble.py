@@ -143,28 +143,32 @@ def assemble(
             pool = f"    SELECT f.path AS path FROM files AS f WHERE {scope_sql}"
         ctes.append(f"candidates AS (\n{pool}\n)")
         ctes.extend(cte(arm, scope_sql, target) for arm in priors)
+    names = [arm.name for arm, _ in fired]
+    # Each row carries its arm's name and rank, so ``fused`` keeps every arm's rank beside the
+    # score and the final SELECT needs no join back to each arm by path: at 2,000 memories
+    # those joins (an automatic index apiece) were a sixth of the statement's time.
     contributions = "\n    UNION ALL\n".join(
-        f"    SELECT path, {literal} / ({RRF_K} + rank) AS contribution FROM arm_{arm.name}"
+        f"    SELECT path, {literal} / ({RRF_K} + rank) AS contribution, "
+        f"'{arm.name}' AS arm, rank FROM arm_{arm.name}"
         for arm, literal in fired
     )
+    carried = "".join(
+        f",\n           max(CASE arm WHEN '{name}' THEN rank END) AS {name}_rank" for name in names
+    )
     ctes.append(
-        "fused AS (\n    SELECT path, sum(contribution) AS score FROM (\n"
+        f"fused AS (\n    SELECT path, sum(contribution) AS score{carried}\n    FROM (\n"
         f"{indent(contributions)}\n    )\n    GROUP BY path\n)"
     )
     # Equal fused scores go to the memory the first surviving arm in registry order ranks
     # higher (fts when it runs: an exact word is harder evidence than a near neighbour).
-    lead = fired[0][0].name
-    ranks = "".join(f",\n       arm_{arm.name}.rank AS {arm.name}_rank" for arm, _ in fired)
-    joins = "".join(
-        f"\nLEFT JOIN arm_{arm.name} ON arm_{arm.name}.path = fused.path" for arm, _ in fired
-    )
+    lead = names[0]
+    ranks = "".join(f",\n       fused.{name}_rank AS {name}_rank" for name in names)
     sql = (
         "WITH\n" + ",\n".join(ctes) + "\n"
         "SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
         f"       f.id AS file_id, fused.score AS score{ranks}\n"
-        "FROM fused\nJOIN files AS f ON f.path = fused.path"
-        f"{joins}\n"
-        f"ORDER BY fused.score DESC, arm_{lead}.rank IS NULL, arm_{lead}.rank, fused.path\n"
+        "FROM fused\nJOIN files AS f ON f.path = fused.path\n"
+        f"ORDER BY fused.score DESC, fused.{lead}_rank IS NULL, fused.{lead}_rank, fused.path\n"
         "LIMIT ?3"
     )
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
