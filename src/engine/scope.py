@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.contract import FIRST_SCOPE_PARAM
@@ -28,7 +29,20 @@ from engine.memory import format_utc, parse_iso
 
 
 class ScopeError(ValueError):
-    """A scope value that cannot be used (e.g. a date that is not a date)."""
+    """A scope value that cannot be used (e.g. a date that is not a date).
+
+    The message names the values as :class:`ScopeSpec` does (``since``, ``until``), which are
+    also the MCP tools' argument names; :meth:`worded` says it with a surface's own names, such
+    as the command line's ``--since``, so no caller is told to change an option it does not
+    have."""
+
+    def __init__(self, say: Callable[[Callable[[str], str]], str]) -> None:
+        super().__init__(say(str))
+        self._say = say
+
+    def worded(self, name: Callable[[str], str]) -> str:
+        """The message with each value's name as ``name`` spells it."""
+        return self._say(name)
 
 
 @dataclass(frozen=True)
@@ -90,16 +104,19 @@ class Scope:
 
 
 def moment_bound(text: str, *, end_of_day: bool, name: str) -> str:
-    """A --since/--until value in the index's time format."""
+    """A ``since``/``until`` value in the index's time format."""
+    shown = repr(text[:40])
     moment = parse_iso(text)
     if moment is None:
-        raise ScopeError(f"--{name} {text[:40]!r} is not an ISO 8601 date; use e.g. 2026-10-03")
+        raise ScopeError(
+            lambda called: f"{called(name)} {shown} is not an ISO 8601 date; use e.g. 2026-10-03"
+        )
     if end_of_day and re.fullmatch(r"\d{4}-?\d{2}-?\d{2}", text.strip()):
         moment += dt.timedelta(days=1) - dt.timedelta(seconds=1)
     try:
         return format_utc(moment)
     except OverflowError:
-        raise ScopeError(f"--{name} {text[:40]!r} is out of range in UTC") from None
+        raise ScopeError(lambda called: f"{called(name)} {shown} is out of range in UTC") from None
 
 
 @dataclass(frozen=True)
