@@ -367,3 +367,14 @@ def test_a_search_that_answers_nothing_says_which_option_shows_the_withheld_hits
         note,
         "--min-similarity 0 shows the withheld hits",
     ]
+
+
+@pytest.mark.parametrize("command", [["search", "x"], ["list"]])
+def test_since_after_until_exits_2_naming_both_values(example_store, command):
+    result = CliRunner().invoke(
+        cli,
+        ["--store", str(example_store), *command, "--since", "2026-05-01", "--until", "2026-04-01"],
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("memsift: --since 2026-05-01 is after --until 2026-04-01; ")
+    assert result.output.count("\n") == 1

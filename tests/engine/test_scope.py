@@ -166,6 +166,34 @@ def test_bad_date_raises_scope_error_naming_the_field(name, value):
     assert error.value.worded(lambda field: f"--{field}").startswith(f"--{name} {value!r} is ")
 
 
+def test_since_after_until_is_refused_naming_both_values():
+    with pytest.raises(ScopeError) as error:
+        build_scope(ScopeSpec(since="2026-05-01", until="2026-04-01"))
+    assert str(error.value).startswith("since 2026-05-01 is after until 2026-04-01; ")
+    assert error.value.worded(lambda name: f"--{name}").startswith(
+        "--since 2026-05-01 is after --until 2026-04-01; "
+    )
+
+
+def test_since_after_until_is_judged_in_utc():
+    with pytest.raises(ScopeError, match="is after"):
+        build_scope(ScopeSpec(since="2026-05-01T10:00Z", until="2026-05-01T11:00+02:00"))
+    scope = build_scope(ScopeSpec(since="2026-05-01T10:00+02:00", until="2026-05-01T09:00Z"))
+    assert scope.values == ("2026-05-01 08:00:00", "2026-05-01 09:00:00")
+
+
+@pytest.mark.parametrize(
+    ("since", "until"),
+    [
+        ("2026-05-01", "2026-05-01"),  # the whole day
+        ("2026-05-01T18:30", "2026-05-01"),  # a bare until ends with its day
+        ("2026-05-01T12:00:00Z", "2026-05-01T12:00:00Z"),  # one instant, both ends inclusive
+    ],
+)
+def test_a_window_whose_ends_meet_is_a_window(since, until):
+    assert len(build_scope(ScopeSpec(since=since, until=until)).values) == 2
+
+
 def test_empty_bound_means_no_bound():
     assert build_scope(ScopeSpec(since="", until="")) == build_scope(ScopeSpec())
 

@@ -118,6 +118,12 @@ def test_a_bad_date_is_named_as_the_tools_argument_not_as_a_command_line_option(
     assert "--" not in message
 
 
+def test_since_after_until_is_a_tool_error_naming_both_values(server):
+    arguments = {"query": "staging", "since": "2026-05-01", "until": "2026-04-01"}
+    message = refusal(server, "memory_search", arguments)
+    assert "since 2026-05-01 is after until 2026-04-01" in message
+
+
 def test_a_whole_number_written_as_a_float_is_still_a_number(server):
     async def call() -> object:
         return await server.call_tool("memory_search", {"query": "staging", "limit": 2.0})
