@@ -55,10 +55,13 @@ def user_errors(debug: bool) -> Iterator[None]:
     """Turn the engine's known errors into one-line messages; tracebacks only with --debug."""
     try:
         yield
+    except ScopeError as exc:  # said with the options' names: --since, not since
+        if debug:
+            traceback.print_exc()
+        fail(exc.worded(option_name))
     except (
         DatabaseError,
         StoreError,
-        ScopeError,
         EmbedderError,
         IndexMissing,
         ValueError,
@@ -71,6 +74,11 @@ def user_errors(debug: bool) -> Iterator[None]:
         if debug:
             traceback.print_exc()
         fail(f"SQLite: {exc} (rerun with --debug for the traceback, and please report it)")
+
+
+def option_name(name: str) -> str:
+    """A ScopeSpec field as the command line spells its option: path_prefix is --path-prefix."""
+    return "--" + name.replace("_", "-")
 
 
 def warn(message: str) -> None:
@@ -323,7 +331,10 @@ def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
     for name, why in result.arms_dropped.items():
         if name not in asked_off:
             lines.append(f"{result.arm_labels.get(name, name)} off: {why}")
-    return lines + result.notes
+    lines += result.notes
+    if result.abstained:  # the engine's note names no option: other callers have none
+        lines.append("--min-similarity 0 shows the withheld hits")
+    return lines
 
 
 def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:

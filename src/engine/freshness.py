@@ -13,6 +13,10 @@ Three threads, each simple:
 A failure in any of them is logged as one line and retried on the next change (or after a
 pause); the process keeps serving. The watcher is started, and seen to be running, before
 the catch-up scan begins, so a change is either seen by the scan or reported by the watcher.
+
+A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
+edits it: it is logged once, again whenever the file changes and is still broken, and once
+more when it is fixed; the steps wait meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.config import ConfigError
 from engine.embedder import make_embedder
 from engine.incremental import fill_missing, index_paths, indexed_under, memory_key
 from engine.indexer import IndexReport, index_store
@@ -34,6 +39,17 @@ from engine.store import Store
 RETRY_S = 5.0
 #: The watcher wakes this often (ms) even without changes, to notice a stop request.
 WATCH_TICK_MS = 250
+#: How often a broken config.toml is looked at again (a stat; parsed only when it changed).
+CONFIG_POLL_S = 0.5
+
+
+def file_signature(path: Path) -> tuple[int, ...] | None:
+    """What changes when a file is written, renamed over or deleted (None: no file)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def describe(report: IndexReport) -> str:
@@ -86,6 +102,9 @@ class Freshness:
         self.last_error: str | None = None
         self.last_change: str | None = None
         self.filling_vectors = False
+        self._config_lock = threading.Lock()
+        self._config_seen: tuple[int, ...] | bool | None = False  # False: never looked
+        self._config_problem: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -215,7 +234,10 @@ class Freshness:
         team store's index lives in its database, not in a file."""
         if not self.caught_up.is_set() or self.store.index_path.exists():
             return False
-        return database_target(self.store.config()) is None
+        try:
+            return database_target(self.store.config()) is None
+        except ConfigError:  # broken since the check: the next round waits for a fix
+            return False
 
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
@@ -257,6 +279,9 @@ class Freshness:
                     self._pending.clear()
                     self._folders.clear()
                     self._wake.wait(timeout=0.5)
+                continue
+            if not self._config_usable():
+                self._stop.wait(CONFIG_POLL_S)
                 continue
             if not self._catch_up and self._index_lost():
                 self.log(f"the index {self.store.index_path} is gone: rebuilding it")
@@ -306,6 +331,10 @@ class Freshness:
             if self._stop.is_set():
                 return
             self._vectors_wanted.clear()
+            if not self._config_usable():
+                self._stop.wait(CONFIG_POLL_S)
+                self._vectors_wanted.set()
+                continue
             try:
                 embedder = make_embedder(self.store.config().model)
                 if embedder is None:
@@ -324,6 +353,32 @@ class Freshness:
             finally:
                 self.filling_vectors = False
 
+    def _config_usable(self) -> bool:
+        """Whether ``config.toml`` can be read, saying so only when that changes: a broken
+        file is logged once (again only if it is rewritten and still broken), a fixed one once.
+        The file is parsed only when it changed since the last look, so the loops may ask on
+        every round."""
+        seen = file_signature(self.store.config_path)
+        with self._config_lock:
+            if seen == self._config_seen:
+                return self._config_problem is None
+            try:
+                self.store.config()
+            except ConfigError as exc:
+                self._config_seen, self._config_problem = seen, str(exc)
+                self.last_error = self._config_problem
+                self.log(f"{exc} (indexing waits until the file is fixed)")
+                return False
+            self._config_seen = seen
+            if self._config_problem is not None:
+                if self.last_error == self._config_problem:
+                    self.last_error = None
+                self._config_problem = None
+                self.log(f"{self.store.config_path} is valid again: indexing resumes")
+            return True
+
     def _failed(self, doing: str, exc: BaseException) -> None:
+        if isinstance(exc, ConfigError) and not self._config_usable():
+            return  # broken between the check and the step: reported once, by the check
         self.last_error = f"{doing}: {type(exc).__name__}: {exc}"
         self.log(f"error while {self.last_error} (retrying)")

@@ -41,6 +41,7 @@ from engine.embedder import Embedder
 from engine.indexer import (
     WRITE_BATCH,
     IndexReport,
+    Preparsed,
     batched,
     record_coverage,
     scan,
@@ -98,13 +99,16 @@ def index_paths(
     keys: Iterable[str],
     *,
     embedder: Embedder | None = None,
+    preparsed: Preparsed | None = None,
 ) -> IndexReport:
     """Bring the index rows of exactly ``keys`` in step with their files, and return what changed.
 
     A key whose file exists and parses is written (or found unchanged); one whose file is gone,
     unusable or skipped loses its row, as a full run would do. With ``embedder``, the chunks of
     the files written get their vectors before this returns (when the index's vectors are of the
-    same model; otherwise they are left to a full run, which switches models cleanly).
+    same model; otherwise they are left to a full run, which switches models cleanly). A file
+    the caller has just parsed (``preparsed``, checked against the bytes read) is not parsed
+    again.
     """
     wanted = wanted_keys(store, keys)
     report = IndexReport()
@@ -114,7 +118,7 @@ def index_paths(
         # A team store: the same steps on its database's rows (engine.pg.incremental).
         from engine.pg.incremental import index_keys
 
-        return index_keys(store, target, wanted, embedder, report)
+        return index_keys(store, target, wanted, embedder, report, preparsed)
     max_bytes = store.config().max_file_bytes
     conn = open_for_writing(store)
     try:
@@ -122,7 +126,7 @@ def index_paths(
         candidates = key_candidates(store, wanted)
         seen: set[str] = set()
         touched: list[tuple[int, str, str]] = []
-        changed = scan(candidates, max_bytes, known, seen, report, touched)
+        changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
         for batch in batched(changed, WRITE_BATCH):
             write_files(conn, batch)
             report.indexed.extend(p.key for p in batch)

@@ -18,7 +18,7 @@ import datetime as dt
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
@@ -52,6 +52,11 @@ Progress = Callable[[str, int, int], None]
 
 WRITE_BATCH = 64
 EMBED_BATCH = 128
+
+#: Memories a caller has just parsed, by key: the sha256 of the bytes it parsed and the result.
+#: A scan that reads exactly those bytes uses the result instead of parsing the file again
+#: (``forget`` parses the file it writes to check the edit; a large HTML page takes seconds).
+Preparsed = Mapping[str, tuple[str, Memory]]
 
 
 @dataclass
@@ -220,11 +225,13 @@ def scan(
     report: IndexReport,
     touched: list[tuple[int, str, str]],
     progress: Progress | None = None,
+    preparsed: Preparsed | None = None,
 ) -> Iterator[Parsed]:
     """Yield the files that need writing; count unchanged ones and record skips as it goes.
 
     A file whose mtime moved but whose bytes did not goes to ``touched``: its row gets the new
-    mtime (so the next run skips it on stat alone) without being parsed or re-embedded."""
+    mtime (so the next run skips it on stat alone) without being parsed or re-embedded. A file
+    whose bytes are those of a ``preparsed`` entry is not parsed again."""
     for number, candidate in enumerate(candidates, 1):
         if progress and (number % 25 == 0 or number == len(candidates)):
             progress("scan", number, len(candidates))
@@ -251,8 +258,9 @@ def scan(
             report.unchanged += 1
             touched.append((info.st_mtime_ns, utc_from_ns(info.st_mtime_ns), candidate.key))
             continue
+        given = (preparsed or {}).get(candidate.key)
         try:
-            memory = parse_memory(candidate.key, data)
+            memory = given[1] if given and given[0] == digest else parse_memory(candidate.key, data)
         except Skip as skip:
             report.skipped.append((candidate.key, skip.reason))
             continue

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 import yaml
 
 from engine.web_charsets import declared_label, web_codec
+
+T = TypeVar("T")
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -211,11 +215,21 @@ def normalise(
     return Memory(
         title=" ".join(title_text.split())[:500],
         kind=kind_text,
-        event_at=parse_event_at(fields.get("event_at"), field_line(text, "event_at")),
-        tags=parse_tags(fields.get("tags"), field_line(text, "tags")),
-        archived=parse_bool(fields.get("archived"), field_line(text, "archived")),
+        event_at=with_line(parse_event_at, fields.get("event_at"), text, "event_at"),
+        tags=with_line(parse_tags, fields.get("tags"), text, "tags"),
+        archived=with_line(parse_bool, fields.get("archived"), text, "archived"),
         body=body.strip(),
     )
+
+
+def with_line(parse: Callable[[object, str], T], value: object, text: str, name: str) -> T:
+    """``parse(value)``; when it refuses the value, again with the field's line in the reason.
+    Finding the line scans the whole file, which for a large page cost more than a tenth of a
+    second on every parse, for a line shown only when something is wrong."""
+    try:
+        return parse(value, "")
+    except Skip:
+        return parse(value, field_line(text, name))
 
 
 def field_line(text: str, name: str) -> str:

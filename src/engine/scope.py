@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.contract import FIRST_SCOPE_PARAM
@@ -28,7 +29,20 @@ from engine.memory import format_utc, parse_iso
 
 
 class ScopeError(ValueError):
-    """A scope value that cannot be used (e.g. a date that is not a date)."""
+    """A scope value that cannot be used (e.g. a date that is not a date).
+
+    The message names the values as :class:`ScopeSpec` does (``since``, ``until``), which are
+    also the MCP tools' argument names; :meth:`worded` says it with a surface's own names, such
+    as the command line's ``--since``, so no caller is told to change an option it does not
+    have."""
+
+    def __init__(self, say: Callable[[Callable[[str], str]], str]) -> None:
+        super().__init__(say(str))
+        self._say = say
+
+    def worded(self, name: Callable[[str], str]) -> str:
+        """The message with each value's name as ``name`` spells it."""
+        return self._say(name)
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,8 @@ class ScopeSpec:
     ``kinds``: any of these kinds (naming ``task`` is how tasks come back into scope).
     ``tags``: every one of these tags. ``path_prefix``: keys starting with this text, literally.
     ``since``/``until``: the memory's moment (event_at, else modification time) inside the
-    window; a bare date in ``until`` includes that whole day.
+    window, both ends included; a bare date in ``until`` includes that whole day. A ``since``
+    after ``until`` is a :class:`ScopeError`, not an empty search.
     """
 
     kinds: tuple[str, ...] = ()
@@ -89,17 +104,40 @@ class Scope:
     values: tuple[object, ...]
 
 
-def moment_bound(text: str, *, end_of_day: bool, name: str) -> str:
-    """A --since/--until value in the index's time format."""
+def window_moment(text: str, *, end_of_day: bool, name: str) -> dt.datetime:
+    """A ``since``/``until`` value as a moment in UTC (naive, as the index keeps time)."""
+    shown = repr(text[:40])
     moment = parse_iso(text)
     if moment is None:
-        raise ScopeError(f"--{name} {text[:40]!r} is not an ISO 8601 date; use e.g. 2026-10-03")
+        raise ScopeError(
+            lambda called: f"{called(name)} {shown} is not an ISO 8601 date; use e.g. 2026-10-03"
+        )
     if end_of_day and re.fullmatch(r"\d{4}-?\d{2}-?\d{2}", text.strip()):
         moment += dt.timedelta(days=1) - dt.timedelta(seconds=1)
+    if moment.tzinfo is None:
+        return moment
     try:
-        return format_utc(moment)
+        return moment.astimezone(dt.UTC).replace(tzinfo=None)
     except OverflowError:
-        raise ScopeError(f"--{name} {text[:40]!r} is out of range in UTC") from None
+        raise ScopeError(lambda called: f"{called(name)} {shown} is out of range in UTC") from None
+
+
+def checked_window(spec: ScopeSpec) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """The spec's window as UTC moments; a window that ends before it starts is refused.
+
+    Both ends are inclusive (``until`` a bare date meaning the end of that day), so equal
+    moments are a window of one instant. A ``since`` after ``until`` holds no moment at all:
+    searching it would only answer "no memory is in scope", hiding a slip such as swapped
+    dates."""
+    since = window_moment(spec.since, end_of_day=False, name="since") if spec.since else None
+    until = window_moment(spec.until, end_of_day=True, name="until") if spec.until else None
+    if since is not None and until is not None and since > until:
+        start, end = (value.strip()[:40] for value in (spec.since or "", spec.until or ""))
+        raise ScopeError(
+            lambda called: f"{called('since')} {start} is after {called('until')} {end}; "
+            "no moment is in that window (swap them?)"
+        )
+    return since, until
 
 
 @dataclass(frozen=True)
@@ -114,11 +152,12 @@ class Wanted:
 
 
 def wanted(spec: ScopeSpec) -> Wanted:
+    since, until = checked_window(spec)
     return Wanted(
         kinds=list(dict.fromkeys(k.strip().lower() for k in spec.kinds)),
         tags=list(dict.fromkeys(t.strip().lower() for t in spec.tags)),
-        since=moment_bound(spec.since, end_of_day=False, name="since") if spec.since else None,
-        until=moment_bound(spec.until, end_of_day=True, name="until") if spec.until else None,
+        since=format_utc(since) if since is not None else None,
+        until=format_utc(until) if until is not None else None,
     )
 
 

@@ -567,7 +567,7 @@ def abstain(result: SearchResult, floor: float) -> None:
     result.notes.append(
         f"no answer: no memory holds every query word and the closest is "
         f"{result.best_similarity:.2f} similar, under the floor of {floor:.2f} "
-        f"({withheld} weaker hit(s) withheld; --min-similarity 0 shows them)"
+        f"({withheld} weaker hit(s) withheld)"
     )
 
 

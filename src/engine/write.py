@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import hashlib
 import json
 import os
 import re
@@ -482,7 +483,11 @@ class ArchiveResult:
 def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     """Archive a memory (``archived: true`` in its front matter), or with ``archived=False``
     bring it back. Only that key changes; the rest of the file is kept byte for byte. An
-    archived memory leaves default searches but stays on disk and in the index."""
+    archived memory leaves default searches but stays on disk and in the index.
+
+    The file is parsed twice, as it is and as it will be written (the check that the edit
+    changed nothing else), and the index is handed the second parse instead of making a third:
+    a large HTML page takes seconds to parse."""
     key, full = memory_file(store, path)
     data, info = read_memory(store, key, full)
     try:
@@ -490,7 +495,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     except Skip as skip:
         raise WriteError(f"{key}: not a usable memory ({skip.reason}); fix it first") from None
     if before.archived == archived:
-        index_paths(store, [key])
+        index_paths(store, [key], preparsed={key: (sha256_hex(data), before)})
         return ArchiveResult(key, changed=False)
     if not info.st_mode & 0o222:  # a rename would replace it anyway: respect the owner's lock
         raise WriteError(
@@ -513,8 +518,12 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
             f"set archived: {str(archived).lower()} in its {where} by hand"
         )
     replace_file(store, full, updated, info)
-    index_paths(store, [key])
+    index_paths(store, [key], preparsed={key: (sha256_hex(updated), after)})
     return ArchiveResult(key, changed=True)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def read_memory(store: Store, key: str, full: Path) -> tuple[bytes, os.stat_result]:

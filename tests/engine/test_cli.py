@@ -196,6 +196,16 @@ def test_bad_date_exits_2_with_one_line(example_store):
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("option", ["--since", "--until"])
+def test_a_bad_date_is_named_as_the_option_given(example_store, option):
+    result = CliRunner().invoke(
+        cli, ["--store", str(example_store), "search", "x", option, "last tuesday"]
+    )
+    assert result.output == (
+        f"memsift: {option} 'last tuesday' is not an ISO 8601 date; use e.g. 2026-10-03\n"
+    )
+
+
 def test_missing_store_exits_2(tmp_path):
     result = CliRunner().invoke(cli, ["--store", str(tmp_path / "nope"), "status"])
     assert result.exit_code == 2
@@ -345,3 +355,26 @@ def test_eval_keep_refuses_a_store_in_one_line_and_deletes_nothing(tmp_path):
     assert result.exit_code == 2
     assert result.output.count("\n") == 1 and "not made by memsift eval" in result.output
     assert (store / "set" / "note.md").read_text(encoding="utf-8") == "# Note\n\nthe only copy"
+
+
+def test_a_search_that_answers_nothing_says_which_option_shows_the_withheld_hits():
+    from engine.cli import search_account
+    from engine.search import SearchResult
+
+    note = "no answer: ... (3 weaker hit(s) withheld)"
+    result = SearchResult("q", [], ["fts"], {}, "any", False, "", notes=[note], abstained=True)
+    assert search_account(result, asked_off=set())[-2:] == [
+        note,
+        "--min-similarity 0 shows the withheld hits",
+    ]
+
+
+@pytest.mark.parametrize("command", [["search", "x"], ["list"]])
+def test_since_after_until_exits_2_naming_both_values(example_store, command):
+    result = CliRunner().invoke(
+        cli,
+        ["--store", str(example_store), *command, "--since", "2026-05-01", "--until", "2026-04-01"],
+    )
+    assert result.exit_code == 2
+    assert result.output.startswith("memsift: --since 2026-05-01 is after --until 2026-04-01; ")
+    assert result.output.count("\n") == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 import pytest
 from test_freshness import LEXICAL, eventually, indexed
@@ -110,3 +111,69 @@ def test_a_store_folder_replaced_by_another_is_caught_up_with(watched, tmp_path)
     (store.root / "cloned").mkdir(parents=True)
     (store.root / "cloned" / "fresh.md").write_text("From the new clone.\n")
     assert eventually(lambda: indexed(store) == {"cloned/fresh.md"})
+
+
+@pytest.fixture
+def logged(make_store, monkeypatch):  # type: ignore[no-untyped-def]
+    """A watched lexical store whose log lines are kept, retrying failed steps at once (so a
+    line repeated on every retry shows up in a fraction of a second)."""
+    import engine.freshness
+
+    monkeypatch.setattr(engine.freshness, "RETRY_S", 0.02)
+    store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
+    lines: list[str] = []
+    freshness = Freshness(store, debounce_ms=60, log=lines.append)
+    freshness.start()
+    assert freshness.caught_up.wait(30)
+    yield store, freshness, lines
+    freshness.stop()
+
+
+def config_lines(lines: list[str]) -> list[str]:
+    return [line for line in lines if "config.toml" in line]
+
+
+def test_a_broken_config_is_logged_once_not_on_every_retry(logged):
+    store, freshness, lines = logged
+    store.config_path.write_text("[weights\n")
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    assert eventually(lambda: config_lines(lines))
+    time.sleep(0.5)  # some twenty retries' worth
+    assert len(config_lines(lines)) == 1, lines
+    assert "not valid TOML" in config_lines(lines)[0]
+    assert "not valid TOML" in (freshness.status()["last_error"] or "")
+    assert "facts/new.md" not in indexed(store)
+
+
+def test_a_broken_config_changed_but_still_broken_is_logged_again(logged):
+    store, _, lines = logged
+    store.config_path.write_text("[weights\n")
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    assert eventually(lambda: config_lines(lines))
+    store.config_path.write_text("[weight]\nfts = 1.0\n")
+    assert eventually(lambda: len(config_lines(lines)) == 2)
+    time.sleep(0.5)
+    assert len(config_lines(lines)) == 2, lines
+    assert "[weight]" in config_lines(lines)[1]
+
+
+def test_a_fixed_config_is_said_to_have_recovered_and_indexing_resumes(logged):
+    store, freshness, lines = logged
+    store.config_path.write_text("[weights\n")
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    assert eventually(lambda: config_lines(lines))
+    store.config_path.write_text(LEXICAL)
+    assert eventually(lambda: "facts/new.md" in indexed(store))
+    assert eventually(lambda: len(config_lines(lines)) == 2)
+    assert "valid again" in config_lines(lines)[1]
+    assert freshness.status()["last_error"] is None
+
+
+def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed(logged):
+    store, _, lines = logged
+    store.config_path.write_text("[weights\n")
+    store.index_path.unlink()
+    assert eventually(lambda: config_lines(lines))
+    time.sleep(1.5)  # the index loop's idle round (1 s) has come by and seen the index gone
+    store.config_path.write_text(LEXICAL)
+    assert eventually(lambda: indexed(store) == {"facts/port.md"}), lines

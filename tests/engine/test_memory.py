@@ -650,3 +650,20 @@ def test_htm_suffix_is_html_too():
 def test_a_date_as_title_is_kept_as_its_text():
     memory = parse_memory("d.md", b"---\ntitle: 2026-10-03\n---\nbody")
     assert memory.title == "2026-10-03"
+
+
+def test_a_fields_line_is_looked_for_only_when_the_field_is_wrong(monkeypatch):
+    """Finding it scans the whole file: a large page would pay for that on every parse."""
+    import engine.memory
+
+    looked: list[str] = []
+    real = engine.memory.field_line
+    monkeypatch.setattr(
+        engine.memory, "field_line", lambda text, name: looked.append(name) or real(text, name)
+    )
+    good = b"---\ntitle: T\nevent_at: 2026-10-03\ntags: [a]\narchived: false\n---\nBody.\n"
+    parse_memory("a.md", good)
+    assert looked == []
+    with pytest.raises(Skip, match=r"^archived \(line 5\) must be true or false"):
+        parse_memory("a.md", good.replace(b"archived: false", b"archived: maybe"))
+    assert looked == ["archived"]

@@ -159,9 +159,39 @@ def test_window_bounds_with_offset_are_converted_to_utc():
     ["yesterday", "2026-13-45", "2026-02-30", "03/10/2026", " ", "0001-01-01T00:00:00+01:00"],
 )
 @pytest.mark.parametrize("name", ["since", "until"])
-def test_bad_date_raises_scope_error_naming_the_option(name, value):
-    with pytest.raises(ScopeError, match=f"--{name}"):
+def test_bad_date_raises_scope_error_naming_the_field(name, value):
+    with pytest.raises(ScopeError) as error:
         build_scope(ScopeSpec(**{name: value}))
+    assert str(error.value).startswith(f"{name} {value[:40]!r} is ")
+    assert error.value.worded(lambda field: f"--{field}").startswith(f"--{name} {value!r} is ")
+
+
+def test_since_after_until_is_refused_naming_both_values():
+    with pytest.raises(ScopeError) as error:
+        build_scope(ScopeSpec(since="2026-05-01", until="2026-04-01"))
+    assert str(error.value).startswith("since 2026-05-01 is after until 2026-04-01; ")
+    assert error.value.worded(lambda name: f"--{name}").startswith(
+        "--since 2026-05-01 is after --until 2026-04-01; "
+    )
+
+
+def test_since_after_until_is_judged_in_utc():
+    with pytest.raises(ScopeError, match="is after"):
+        build_scope(ScopeSpec(since="2026-05-01T10:00Z", until="2026-05-01T11:00+02:00"))
+    scope = build_scope(ScopeSpec(since="2026-05-01T10:00+02:00", until="2026-05-01T09:00Z"))
+    assert scope.values == ("2026-05-01 08:00:00", "2026-05-01 09:00:00")
+
+
+@pytest.mark.parametrize(
+    ("since", "until"),
+    [
+        ("2026-05-01", "2026-05-01"),  # the whole day
+        ("2026-05-01T18:30", "2026-05-01"),  # a bare until ends with its day
+        ("2026-05-01T12:00:00Z", "2026-05-01T12:00:00Z"),  # one instant, both ends inclusive
+    ],
+)
+def test_a_window_whose_ends_meet_is_a_window(since, until):
+    assert len(build_scope(ScopeSpec(since=since, until=until)).values) == 2
 
 
 def test_empty_bound_means_no_bound():
@@ -371,7 +401,7 @@ def test_arbitrary_window_text_is_a_scope_error_or_a_valid_scope(index, since, u
         spec = ScopeSpec(since=since, until=until)
         in_scope(index, spec)
     except ScopeError as error:
-        assert str(error).startswith(("--since", "--until"))
+        assert str(error).startswith(("since ", "until "))
 
 
 def test_until_a_compact_date_includes_the_whole_day():

@@ -101,6 +101,29 @@ def test_an_argument_the_tool_does_not_take_is_refused_naming_it(server, tool, a
     assert repr(unknown) in message
 
 
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"since": "last week"}, "since 'last week' is not an ISO 8601 date"),
+        ({"until": "soon"}, "until 'soon' is not an ISO 8601 date"),
+        ({"since": "9999-12-31T23:00:00-05:00"}, "since '9999-12-31T23:00:00-05:00' is out of"),
+    ],
+)
+def test_a_bad_date_is_named_as_the_tools_argument_not_as_a_command_line_option(
+    server, arguments, said
+):
+    """The agent can change ``since``; it has no ``--since`` to change."""
+    message = refusal(server, "memory_search", {"query": "staging", **arguments})
+    assert said in message
+    assert "--" not in message
+
+
+def test_since_after_until_is_a_tool_error_naming_both_values(server):
+    arguments = {"query": "staging", "since": "2026-05-01", "until": "2026-04-01"}
+    message = refusal(server, "memory_search", arguments)
+    assert "since 2026-05-01 is after until 2026-04-01" in message
+
+
 def test_a_whole_number_written_as_a_float_is_still_a_number(server):
     async def call() -> object:
         return await server.call_tool("memory_search", {"query": "staging", "limit": 2.0})

@@ -283,6 +283,61 @@ def test_forget_and_undo_keep_a_latin1_html_page_in_its_own_encoding(make_store)
     assert parse_memory("menu.html", (store.root / "menu.html").read_bytes()).archived is False
 
 
+def counting_parses(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The keys parse_memory is called with, by forget and by the index it updates."""
+    import engine.indexer
+    import engine.write
+
+    calls: list[str] = []
+
+    def counted(key: str, data: bytes):  # type: ignore[no-untyped-def]
+        calls.append(key)
+        return parse_memory(key, data)
+
+    monkeypatch.setattr(engine.write, "parse_memory", counted)
+    monkeypatch.setattr(engine.indexer, "parse_memory", counted)
+    return calls
+
+
+def test_forget_parses_the_file_as_it_is_and_as_written_and_the_index_parses_neither_again(
+    make_store, monkeypatch
+):
+    """A large HTML page takes seconds to parse; the index is handed forget's second parse."""
+    page = "<html><head><title>Deploy</title></head><body><p>Steps.</p></body></html>\n"
+    store = make_store({"deploy.html": page})
+    index_store(store, embed=False)
+    calls = counting_parses(monkeypatch)
+    forget(store, "deploy.html")
+    assert calls == ["deploy.html", "deploy.html"]
+    assert rows(store, "SELECT archived FROM files WHERE path = 'deploy.html'") == [(1,)]
+
+
+def test_forget_of_an_archived_memory_parses_it_once(make_store, monkeypatch):
+    store = make_store({"a.md": "---\narchived: true\n---\nA.\n"})
+    calls = counting_parses(monkeypatch)
+    assert forget(store, "a.md").changed is False
+    assert calls == ["a.md"]
+    assert rows(store, "SELECT archived FROM files WHERE path = 'a.md'") == [(1,)]
+
+
+def test_index_paths_uses_a_preparsed_memory_only_for_the_bytes_it_was_parsed_from(store):
+    import hashlib
+    from dataclasses import replace
+
+    from engine.incremental import index_paths
+
+    path = store.root / "facts/port.md"
+    data = path.read_bytes()
+    given = replace(parse_memory("facts/port.md", data), title="Handed over")
+    index_paths(store, ["facts/port.md"], preparsed={"facts/port.md": ("0" * 64, given)})
+    assert rows(store, "SELECT title FROM files") == [("Port",)]
+    path.write_text(path.read_text().replace("6432", "64321"))  # another size
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    index_paths(store, ["facts/port.md"], preparsed={"facts/port.md": (digest, given)})
+    assert rows(store, "SELECT title FROM files") == [("Handed over",)]
+
+
 def test_forget_refuses_a_file_that_is_not_text_naming_why():
     with pytest.raises(WriteError, match="not valid UTF-8"):
         set_archived("a.md", b"caf\xe9\n", True)

@@ -25,6 +25,7 @@ from engine.incremental import COVERAGE_EVERY_S, FILL_BATCH, key_candidates
 from engine.indexer import (
     WRITE_BATCH,
     IndexReport,
+    Preparsed,
     batched,
     file_row,
     scan,
@@ -45,6 +46,7 @@ def index_keys(
     wanted: list[str],
     embedder: Embedder | None,
     report: IndexReport,
+    preparsed: Preparsed | None = None,
 ) -> IndexReport:
     """Bring the rows of ``wanted`` in step with their files (see
     :func:`engine.incremental.index_paths`); a store with no index yet gets a full first run,
@@ -58,7 +60,7 @@ def index_keys(
                     store, target, store.config().max_file_bytes, embedder, None, report
                 )
             register_vectors(conn.raw, target)
-            write_keys(conn, store, wanted, report)
+            write_keys(conn, store, wanted, report, preparsed)
             if embedder is not None and report.indexed:
                 report.embedded = embed_keys(conn, embedder, report.indexed)
             if report.indexed or report.removed or report.embedded:
@@ -69,13 +71,19 @@ def index_keys(
     return report
 
 
-def write_keys(conn: PgConnection, store: Store, wanted: list[str], report: IndexReport) -> None:
+def write_keys(
+    conn: PgConnection,
+    store: Store,
+    wanted: list[str],
+    report: IndexReport,
+    preparsed: Preparsed | None = None,
+) -> None:
     known = indexdb.known_files(conn, wanted)
     seen: set[str] = set()
     touched: list[tuple[int, str, str]] = []
-    changed = scan(
-        key_candidates(store, wanted), store.config().max_file_bytes, known, seen, report, touched
-    )
+    candidates = key_candidates(store, wanted)
+    max_bytes = store.config().max_file_bytes
+    changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
     for batch in batched(changed, WRITE_BATCH):
         with conn:
             for item in batch:

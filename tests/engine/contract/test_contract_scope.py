@@ -237,4 +237,4 @@ def test_arbitrary_window_text_is_a_scope_error_or_a_valid_search(in_scope, sinc
     try:
         in_scope(ScopeSpec(since=since, until=until))
     except ScopeError as error:
-        assert str(error).startswith(("--since", "--until"))
+        assert str(error).startswith(("since ", "until "))

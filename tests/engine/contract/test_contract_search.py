@@ -346,6 +346,13 @@ def test_a_query_nothing_answers_is_abstained_with_no_hits(tea_store):
     assert "no answer" in result.notes[-1]
 
 
+def test_the_no_answer_note_names_no_command_line_option(tea_store):
+    """The note reaches MCP clients too, which have no --min-similarity to pass."""
+    result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder())
+    assert result.notes[-1].endswith("(2 weaker hit(s) withheld)")
+    assert "--" not in " ".join(result.notes)
+
+
 def test_a_floor_of_zero_always_answers(tea_store):
     result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder(), min_similarity=0)
     assert (result.abstained, len(result.hits)) == (False, 2)
