@@ -673,7 +673,11 @@ def eval_command(
     help="One lower-case word: semantic, episodic, procedural, person, task… (names the folder).",
 )
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
-@click.option("--event-at", help="When the remembered thing happened (ISO 8601 date/datetime).")
+@click.option(
+    "--event-at",
+    callback=lambda _ctx, _param, value: event_at_option(value),
+    help="When the remembered thing happened (ISO 8601 date/datetime).",
+)
 @click.option("--body", help="The memory's text. Default: read from stdin.")
 @click.option("--no-embed", is_flag=True, help="Index it lexically only (no vector now).")
 @click.option("--json", "as_json", is_flag=True, help="Print the new memory's path as JSON.")
@@ -717,6 +721,17 @@ def remember(
         click.echo(key)
     if key.split("/", 1)[0] == "task":
         warn("tasks are out of default searches and lists; find it with --kind task")
+
+
+def event_at_option(value: str | None) -> str | None:
+    """``--event-at`` checked before the body is read, its error naming the option."""
+    from engine.write import WriteError, check_event_at
+
+    try:
+        check_event_at(value, name="--event-at")
+    except WriteError as exc:
+        fail(str(exc))
+    return value
 
 
 @cli.command()

@@ -161,23 +161,25 @@ def check_tags(tags: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def check_event_at(value: str | None) -> dt.date | dt.datetime | None:
-    """An ISO 8601 date or datetime (when the remembered thing happened), or nothing."""
+def check_event_at(value: str | None, name: str = "event_at") -> dt.date | dt.datetime | None:
+    """An ISO 8601 date or datetime (when the remembered thing happened), or nothing; errors
+    call the value ``name`` (the CLI's option is ``--event-at``, the tool's argument
+    ``event_at``)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):
-        raise WriteError("event_at must be an ISO 8601 date text, e.g. 2026-10-03")
+        raise WriteError(f"{name} must be an ISO 8601 date text, e.g. 2026-10-03")
     text = value.strip()
     moment = parse_iso(text)
     if moment is None:
         raise WriteError(
-            f"event_at {text[:40]!r} is not an ISO 8601 date; write it like 2026-10-03 or "
+            f"{name} {text[:40]!r} is not an ISO 8601 date; write it like 2026-10-03 or "
             "2026-10-03T14:20:00Z"
         )
     try:
         format_utc(moment)
     except OverflowError:
-        raise WriteError(f"event_at {text[:40]!r} is out of range") from None
+        raise WriteError(f"{name} {text[:40]!r} is out of range") from None
     if len(text) == 10:
         return moment.date()
     return moment

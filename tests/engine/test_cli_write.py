@@ -72,6 +72,22 @@ def test_remember_with_an_invalid_kind_is_a_one_line_usage_error(lexical_store):
     assert not (lexical_store / "bad!").exists()
 
 
+def test_remember_with_a_bad_event_at_names_the_option_and_writes_nothing(lexical_store):
+    before = sorted(lexical_store.rglob("*.md"))
+
+    result = run(
+        "--store", str(lexical_store), "remember", "--title", "T", "--event-at", "soon",
+        stdin="Body.\n",
+    )  # fmt: skip
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "memsift: --event-at 'soon' is not an ISO 8601 date; "
+        "write it like 2026-10-03 or 2026-10-03T14:20:00Z\n"
+    )
+    assert sorted(lexical_store.rglob("*.md")) == before
+
+
 def test_forget_archives_then_reports_it_was_already_archived(lexical_store):
     store = str(lexical_store)
     assert run("--store", store, "forget", "facts/port.md").stdout == "archived facts/port.md\n"
