@@ -9,7 +9,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import apsw
@@ -46,15 +47,23 @@ def indexed(store) -> set[str]:  # type: ignore[no-untyped-def]
         conn.close()
 
 
+@contextmanager
+def running(freshness: Freshness) -> Iterator[Freshness]:
+    """``freshness`` started and caught up with its store; stopped on the way out."""
+    freshness.start()
+    try:
+        assert freshness.caught_up.wait(30)
+        yield freshness
+    finally:
+        freshness.stop()
+
+
 @pytest.fixture
 def watched(make_store):  # type: ignore[no-untyped-def]
     """A lexical store with a running Freshness; stopped after the test."""
     store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
-    freshness = Freshness(store)
-    freshness.start()
-    assert freshness.caught_up.wait(30)
-    yield store, freshness
-    freshness.stop()
+    with running(Freshness(store)) as freshness:
+        yield store, freshness
 
 
 def test_it_catches_up_with_files_present_at_start(watched):

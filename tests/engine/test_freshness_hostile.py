@@ -9,7 +9,7 @@ import shutil
 import time
 
 import pytest
-from test_freshness import LEXICAL, eventually, indexed
+from test_freshness import LEXICAL, eventually, indexed, running
 
 from engine.db import open_index
 from engine.freshness import Freshness
@@ -18,11 +18,8 @@ from engine.freshness import Freshness
 @pytest.fixture
 def watched(make_store):  # type: ignore[no-untyped-def]
     store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
-    freshness = Freshness(store, debounce_ms=60)
-    freshness.start()
-    assert freshness.caught_up.wait(30)
-    yield store, freshness
-    freshness.stop()
+    with running(Freshness(store, debounce_ms=60)) as freshness:
+        yield store, freshness
 
 
 def texts(store) -> dict[str, str]:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_freshness import LEXICAL, SRC, eventually, indexed
+from test_freshness import LEXICAL, SRC, eventually, indexed, running
 
 from engine.freshness import Freshness
 from engine.incremental import index_paths
@@ -23,11 +23,8 @@ def logged(make_store):  # type: ignore[no-untyped-def]
     """A lexical store watched by a running Freshness whose log lines are collected."""
     store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})
     lines: list[str] = []
-    freshness = Freshness(store, log=lines.append)
-    freshness.start()
-    assert freshness.caught_up.wait(30)
-    yield store, lines
-    freshness.stop()
+    with running(Freshness(store, log=lines.append)):
+        yield store, lines
 
 
 def test_a_file_saved_unusable_is_named_with_the_reason(logged):
