@@ -42,7 +42,7 @@ from engine.db import (
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database
 from engine.indexdb import FileRow, KnownFile, record_coverage
-from engine.memory import Memory, Skip, parse_memory
+from engine.memory import Memory, Skip, format_utc, parse_memory
 from engine.pg.target import database_target
 from engine.reading import Unreadable, over_limit, read_regular
 from engine.store import Candidate, Store, open_store, walk
@@ -92,8 +92,7 @@ class Parsed:
 
 
 def utc_from_ns(mtime_ns: int) -> str:
-    moment = dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC)
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
+    return format_utc(dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC))
 
 
 def embed_text(title: str, chunk: str) -> str:

@@ -274,10 +274,12 @@ def parse_iso(text: str) -> dt.datetime | None:
 
 
 def format_utc(moment: dt.datetime) -> str:
-    """The one text form of a moment in the index: naive datetimes are taken as UTC."""
+    """The one text form of a moment in the index: naive datetimes are taken as UTC. The year
+    always has four digits (``strftime("%Y")`` writes year 5 as ``5``, and then ``0005-01-01``
+    sorted after ``1000-01-01`` as text), so comparing the texts compares the moments."""
     if moment.tzinfo is not None:
         moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
+    return moment.isoformat(sep=" ", timespec="seconds")
 
 
 def parse_tags(value: object, where: str = "") -> tuple[str, ...]:

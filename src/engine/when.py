@@ -20,6 +20,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from engine.memory import format_utc
+
 MONTHS = {
     name.lower(): number
     for number in range(1, 13)
@@ -69,7 +71,7 @@ class Window:
     def bounds(self) -> tuple[str, str]:
         """Start and end in the index's time format (UTC, second precision)."""
         last = self.end - dt.timedelta(seconds=1)
-        return self.start.strftime("%Y-%m-%d %H:%M:%S"), last.strftime("%Y-%m-%d %H:%M:%S")
+        return format_utc(self.start), format_utc(last)
 
 
 def query_window(
