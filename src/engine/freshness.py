@@ -100,6 +100,7 @@ class Freshness:
         self._threads: list[threading.Thread] = []
         self.caught_up = threading.Event()
         self.last_error: str | None = None
+        self._failing: str | None = None  # the step last_error is about, until it works again
         self.last_change: str | None = None
         self.filling_vectors = False
         self._config_lock = threading.Lock()
@@ -294,6 +295,7 @@ class Freshness:
                     self._stop.wait(RETRY_S)
                     continue
                 self._catch_up = False
+                self._works_again("catching up")
                 self.caught_up.set()
                 hint = " (`memsift index` lists why)" if report.skipped else ""
                 self.log(f"caught up with the store: {describe(report)}{hint}")
@@ -318,6 +320,7 @@ class Freshness:
                     self._folders |= folders
                 self._stop.wait(RETRY_S)
                 continue
+            self._works_again("indexing changed files")
             if report.indexed or report.removed or report.skipped:
                 self.last_change = time.strftime("%Y-%m-%dT%H:%M:%S")
                 self.log(f"{describe(report)}: {some_paths(keys)}")
@@ -346,6 +349,7 @@ class Freshness:
                     done = index_store(self.store, embedder=embedder).embedded
                 if done:
                     self.log(f"embedded {done} chunk(s)")
+                self._works_again("embedding")
             except Exception as exc:
                 self._failed("embedding", exc)
                 self._stop.wait(RETRY_S)
@@ -381,4 +385,14 @@ class Freshness:
         if isinstance(exc, ConfigError) and not self._config_usable():
             return  # broken between the check and the step: reported once, by the check
         self.last_error = f"{doing}: {type(exc).__name__}: {exc}"
+        self._failing = doing
         self.log(f"error while {self.last_error} (retrying)")
+
+    def _works_again(self, doing: str) -> None:
+        """A step that failed has just succeeded: its error leaves ``status`` (an agent reading
+        an error that no longer holds would distrust a store that is fine), and the log says
+        so once."""
+        if self._failing == doing:
+            self._failing = None
+            self.last_error = None
+            self.log(f"{doing} works again")

@@ -174,3 +174,30 @@ def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed
     time.sleep(1.5)  # the index loop's idle round (1 s) has come by and seen the index gone
     store.config_path.write_text(LEXICAL)
     assert eventually(lambda: indexed(store) == {"facts/port.md"}), lines
+
+
+def test_an_error_that_a_retry_got_past_leaves_the_status(make_store, monkeypatch):
+    """A one-off failure (a locked database, a file mid-copy) is retried; once the retry
+    works, status must not keep reporting the error as if the store were still broken."""
+    import engine.freshness
+
+    monkeypatch.setattr(engine.freshness, "RETRY_S", 0.02)
+    real = engine.freshness.index_paths
+    calls: list[set[str]] = []
+
+    def fails_once(store, keys):  # type: ignore[no-untyped-def]
+        calls.append(set(keys))
+        if len(calls) == 1:
+            raise OSError("database is locked for a moment")
+        return real(store, keys)
+
+    monkeypatch.setattr(engine.freshness, "index_paths", fails_once)
+    store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})
+    lines: list[str] = []
+    with running(Freshness(store, log=lines.append)) as freshness:
+        (store.root / "b.md").write_text("Beta.\n")
+
+        assert eventually(lambda: indexed(store) == {"a.md", "b.md"}), lines
+        assert eventually(lambda: freshness.status()["last_error"] is None), lines
+        assert any("database is locked for a moment" in line for line in lines)
+        assert any(line == "indexing changed files works again" for line in lines), lines
