@@ -359,7 +359,8 @@ class Freshness:
 
     def _config_usable(self) -> bool:
         """Whether ``config.toml`` can be read, saying so only when that changes: a broken
-        file is logged once (again only if it is rewritten and still broken), a fixed one once.
+        file is logged once (again only if it is rewritten and broken another way), a fixed one
+        once.
         The file is parsed only when it changed since the last look, so the loops may ask on
         every round."""
         seen = file_signature(self.store.config_path)
@@ -369,9 +370,14 @@ class Freshness:
             try:
                 self.store.config()
             except ConfigError as exc:
+                # The same complaint again is not news: the signature taken before the read
+                # may be that of a save still in progress (truncated, then written), which
+                # makes the next round read the same broken text once more.
+                again = str(exc) == self._config_problem
                 self._config_seen, self._config_problem = seen, str(exc)
                 self.last_error = self._config_problem
-                self.log(f"{exc} (indexing waits until the file is fixed)")
+                if not again:
+                    self.log(f"{exc} (indexing waits until the file is fixed)")
                 return False
             self._config_seen = seen
             if self._config_problem is not None:
