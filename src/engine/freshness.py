@@ -360,9 +360,8 @@ class Freshness:
     def _config_usable(self) -> bool:
         """Whether ``config.toml`` can be read, saying so only when that changes: a broken
         file is logged once (again only if it is rewritten and broken another way), a fixed one
-        once.
-        The file is parsed only when it changed since the last look, so the loops may ask on
-        every round."""
+        once. The file is parsed only when it changed since the last look, so the loops may ask
+        on every round."""
         seen = file_signature(self.store.config_path)
         with self._config_lock:
             if seen == self._config_seen:
