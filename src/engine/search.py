@@ -12,16 +12,16 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import apsw
 import numpy as np
 
-from engine.arms import ARMS
+from engine.arms import ARMS, Arm
 from engine.assemble import RRF_K, assemble, resolve_weights
 from engine.contract import Available, bind, bound_prefix
 from engine.db import guarded, open_index_reader, vector_table_dim
@@ -538,37 +538,45 @@ def run_search(
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
     columns, rows = db.fetch(assembly.sql, params)
-    result.hits = make_hits(db, columns, rows, assembly.fired, resolved, terms, vector)
-    abstain(result, min_similarity)
+    records = [dict(zip(columns, row, strict=True)) for row in rows]
+    chunks = db.hit_chunks([r["file_id"] for r in records])
+    similarities = {
+        r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector) for r in records
+    }
+    if not abstain(result, min_similarity, similarities):
+        result.hits = make_hits(records, chunks, similarities, assembly.fired, resolved, terms)
     if not result.hits and not result.abstained and not db.scope_has_files(built):
         result.empty_scope = True
         result.notes.append(f"no memory is in scope ({spec.describe()})")
     return result
 
 
-def abstain(result: SearchResult, floor: float) -> None:
+def abstain(
+    result: SearchResult, floor: float, similarities: dict[int, np.ndarray | None]
+) -> bool:
     """Withhold the hits when none of them is an answer: no memory holds every content word
     of the query (the all-terms form did not bind) and none is as similar to it as the floor.
+    ``similarities`` holds each hit's chunks' similarity to the query, by file id; True means
+    the hits are withheld (and need no snippets).
 
     The fused score cannot say this: it is made of ranks, and the semantic arm always has a
     nearest neighbour to rank first, so nonsense gets a top hit with the same score as a real
     answer. Similarity is absolute. The floor is calibrated on the evaluation sets (see the
     Measured page): below it, a top hit is almost never relevant. Without a query vector there
     is no similarity to judge by, and nothing is withheld."""
-    similarities = [h.similarity for h in result.hits if h.similarity is not None]
-    if not similarities:
-        return
-    result.best_similarity = max(similarities)
+    best = [round(float(s.max()), 4) for s in similarities.values() if s is not None]
+    if not best:
+        return False
+    result.best_similarity = max(best)
     if result.fts_form == "all" or result.best_similarity >= floor:
-        return
-    withheld = len(result.hits)
-    result.hits = []
+        return False
     result.abstained = True
     result.notes.append(
         f"no answer: no memory holds every query word and the closest is "
         f"{result.best_similarity:.2f} similar, under the floor of {floor:.2f} "
-        f"({withheld} weaker hit(s) withheld)"
+        f"({len(similarities)} weaker hit(s) withheld)"
     )
+    return True
 
 
 def clean_text(text: str) -> str:
@@ -591,11 +599,16 @@ def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
     return conn.execute(sql, bound_prefix(sql, bind({}, scope.values))).fetchone() is not None
 
 
-def make_hits(db, columns, rows, fired, weight_of, terms, vector) -> list[Hit]:  # type: ignore[no-untyped-def]
-    """Rows of the fused statement to hits, with each arm's rank and contribution; columns are
-    read by the names the assembler gives them."""
-    records = [dict(zip(columns, row, strict=True)) for row in rows]
-    chunks = db.hit_chunks([r["file_id"] for r in records])
+def make_hits(
+    records: list[dict[str, Any]],
+    chunks: dict[int, list[tuple[str, bytes | None]]],
+    similarities: dict[int, np.ndarray | None],
+    fired: Sequence[Arm],
+    weight_of: dict[str, float],
+    terms: QueryTerms,
+) -> list[Hit]:
+    """Rows of the fused statement (``records``, read by the column names the assembler
+    gives them) to hits, with each arm's rank and contribution and the best passage."""
     pattern = word_pattern(terms)
     hits = []
     for r in records:
@@ -605,7 +618,7 @@ def make_hits(db, columns, rows, fired, weight_of, terms, vector) -> list[Hit]: 
             if (rank := r[f"{arm.name}_rank"]) is not None
         }
         own = chunks.get(r["file_id"], [])
-        similarities = chunk_similarities(own, vector)
+        near = similarities.get(r["file_id"])
         hits.append(
             Hit(
                 r["path"],
@@ -613,9 +626,9 @@ def make_hits(db, columns, rows, fired, weight_of, terms, vector) -> list[Hit]: 
                 r["kind"],
                 r["event_at"],
                 r["score"],
-                snippet_for(own, pattern, similarities),
+                snippet_for(own, pattern, near),
                 arms,
-                None if similarities is None else round(float(similarities.max()), 4),
+                None if near is None else round(float(near.max()), 4),
             )
         )
     return hits
