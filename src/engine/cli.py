@@ -24,7 +24,7 @@ from engine import state as state_plane
 from engine.arms import ARMS
 from engine.db import IndexMissing
 from engine.embedder import EmbedderError
-from engine.errors import DatabaseError, Problem
+from engine.errors import DatabaseError
 from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
 from engine.memory import memory_text
@@ -444,17 +444,13 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
 
 
 def count_read(store: Store, key: str) -> tuple[state_plane.Access, bool]:
-    """Record one read of ``key``. A read-only store still prints its memories: the access is
-    then not counted, with a warning naming what is read-only (any other failure is an
-    error: a full disk or a damaged state.db needs fixing, not a shrug)."""
-    try:
-        known = indexed_content_hash(store.index_path, key)
-        return state_plane.record_access(store, key, known), True
-    except DatabaseError as exc:
-        if exc.problem is not Problem.READ_ONLY:
-            raise
-        warn(f"the access was not counted: {exc.culprit or exc.path} is read-only")
-        return state_plane.lookup(store, key), False
+    """Record one read of ``key``; in a read-only store, warn that it was not counted."""
+    access, not_counted = state_plane.record_read(
+        store, key, indexed_content_hash(store.index_path, key)
+    )
+    if not_counted:
+        warn(not_counted)
+    return access, not_counted is None
 
 
 @cli.command()
@@ -705,6 +701,7 @@ def remember(
           --kind episodic --event-at 2026-09-17
     """
     from engine.embedder import make_embedder
+    from engine.write import NotIndexed
     from engine.write import remember as write_memory
 
     store = get_store(ctx)
@@ -712,13 +709,19 @@ def remember(
         if sys.stdin.isatty():
             fail("no body: pass --body TEXT or pipe the memory's text on stdin")
         body = sys.stdin.read()
+    problem = None
     with user_errors(ctx.obj["debug"]):
         embedder = None if no_embed else make_embedder(store.config().model)
-        key = write_memory(store, title, body, kind, list(tags), event_at, embedder=embedder)
+        try:
+            key = write_memory(store, title, body, kind, list(tags), event_at, embedder=embedder)
+        except NotIndexed as exc:  # the memory is on disk: a failure would get it written twice
+            key, problem = exc.key, str(exc)
     if as_json:
-        emit({"path": key})
+        emit({"path": key, "indexed": problem is None})
     else:
-        click.echo(key)
+        click.echo(printable(key))
+    if problem:
+        warn(problem)
     if key.split("/", 1)[0] == "task":
         warn("tasks are out of default searches and lists; find it with --kind task")
 
@@ -745,18 +748,33 @@ def forget(ctx: click.Context, path: str, undo: bool, as_json: bool) -> None:
     Nothing is deleted: the file keeps every other byte, stays in the index and comes back
     with --include-archived (or for good with --undo); it only leaves default searches.
     """
+    from engine.write import ArchiveResult, NotIndexed
     from engine.write import forget as archive
 
     store = get_store(ctx)
+    problem = None
     with user_errors(ctx.obj["debug"]):
-        outcome = archive(store, path, archived=not undo)
+        try:
+            outcome = archive(store, path, archived=not undo)
+        except NotIndexed as exc:  # the file is changed: say so, and what is left to do
+            outcome, problem = ArchiveResult(exc.key, changed=True), str(exc)
     state = "unarchived" if undo else "archived"
+    shown = printable(outcome.path)
     if as_json:
-        emit({"path": outcome.path, "archived": not undo, "changed": outcome.changed})
+        emit(
+            {
+                "path": outcome.path,
+                "archived": not undo,
+                "changed": outcome.changed,
+                "indexed": problem is None,
+            }
+        )
     elif outcome.changed:
-        click.echo(f"{state} {outcome.path}")
+        click.echo(f"{state} {shown}")
     else:
-        click.echo(f"{outcome.path} was already {state}")
+        click.echo(f"{shown} was already {state}")
+    if problem:
+        warn(problem)
 
 
 @cli.command(name="list")
@@ -799,7 +817,8 @@ def list_command(
         moment = str(memory["event_at"] or memory["updated_at"])[:10]
         kind = memory["kind"] or "-"
         flag = " (archived)" if memory["archived"] else ""
-        click.echo(f"{moment}  {kind:<11} {memory['path']}  {memory['title']}{flag}")
+        line = f"{moment}  {kind:<11} {memory['path']}  {memory['title']}{flag}"
+        click.echo(printable(line))
     if not memories:
         click.echo(f"no memories in scope ({spec.describe()})", err=True)
 

@@ -101,6 +101,7 @@ class ReadOutput(BaseModel):
     total_chars: int
     access_count: int | None = Field(description="Reads counted so far (first page only).")
     problem: str | None = Field(description="Why the index skips this file, if it does.")
+    notes: list[str] = Field(description="E.g. why this read could not be counted.")
 
 
 class RememberOutput(BaseModel):
@@ -120,6 +121,9 @@ class ForgetOutput(BaseModel):
     path: str
     archived: bool
     changed: bool = Field(description="False when it was already archived.")
+    notes: list[str] = Field(
+        description="Set when the file was archived but searches do not know it yet."
+    )
 
 
 class StatusOutput(BaseModel):
@@ -236,7 +240,7 @@ def unknown_arguments(tool: Any, arguments: object) -> str | None:
     return (
         f"unknown argument{'s' if len(extra) > 1 else ''} "
         + ", ".join(repr(key) for key in extra)
-        + f"; it takes {', '.join(taken)}"
+        + f"; it takes {', '.join(taken) or 'none'}"
     )
 
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from engine import state as state_plane
 from engine.db import IndexMissing
-from engine.embedder import make_embedder
+from engine.embedder import EmbedderError, make_embedder
+from engine.errors import DatabaseError
 from engine.freshness import Freshness
 from engine.indexdb import indexed_content_hash
 from engine.memory import Skip, memory_text, parse_memory
@@ -28,7 +30,15 @@ from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
 from engine.status import store_status
 from engine.store import Store
-from engine.write import WriteError, forget, memory_file, read_memory, remember
+from engine.write import (
+    ArchiveResult,
+    NotIndexed,
+    WriteError,
+    forget,
+    memory_file,
+    read_memory,
+    remember,
+)
 
 #: The most JSON a search answer may take, in bytes (agents' tool outputs are small).
 BUDGET_BYTES = 8000
@@ -124,12 +134,14 @@ class MemoryService:
 
     def warm(self) -> None:
         """Load the embedder and open the index now, so the first search is as fast as the
-        rest (called in the background at start)."""
+        rest (called in the background at start). A database that cannot be searched is left
+        for the first search to report, naming it, as a tool error."""
         with self._search_lock:
             try:
                 self._searcher.search("warm up", limit=1)
-            except (IndexMissing, ValueError):
-                make_embedder(self.store.config().model)
+            except (IndexMissing, ValueError, DatabaseError):
+                with suppress(*ERRORS):
+                    make_embedder(self.store.config().model)
 
     def close(self) -> None:
         with self._search_lock:
@@ -172,10 +184,10 @@ class MemoryService:
             raise ServiceError(f"offset {offset} is past the end ({len(text)} characters)")
         page = text[offset : offset + max_chars]
         end = offset + len(page)
-        access = (
-            state_plane.record_access(self.store, key, content_hash_of(self.store, key))
+        access, not_counted = (
+            state_plane.record_read(self.store, key, content_hash_of(self.store, key))
             if offset == 0
-            else None
+            else (None, None)
         )
         return {
             "path": key,
@@ -186,6 +198,7 @@ class MemoryService:
             "total_chars": len(text),
             "access_count": access.access_count if access else None,
             "problem": problem,
+            "notes": [not_counted] if not_counted else [],
         }
 
     def remember(
@@ -197,11 +210,21 @@ class MemoryService:
         event_at: str | None,
     ) -> dict[str, object]:
         embedder = make_embedder(self.store.config().model)
-        key = remember(self.store, title, body, kind, tags, event_at, embedder=embedder)
         notes = []
+        try:
+            key = remember(self.store, title, body, kind, tags, event_at, embedder=embedder)
+            indexed = True
+        except NotIndexed as exc:  # on disk already: an error would have the agent write it again
+            key, indexed = exc.key, False
+            notes.append(not_indexed_note(exc, self.freshness is not None))
         if key.split("/", 1)[0] == "task":
             notes.append("tasks are out of default searches; search with kinds=['task']")
-        return {"path": key, "indexed": True, "embedded": embedder is not None, "notes": notes}
+        return {
+            "path": key,
+            "indexed": indexed,
+            "embedded": indexed and embedder is not None,
+            "notes": notes,
+        }
 
     def reinforce(self, path: str, outcome: int) -> dict[str, object]:
         if outcome not in (1, -1):
@@ -215,8 +238,13 @@ class MemoryService:
         }
 
     def forget(self, path: str) -> dict[str, object]:
-        result = forget(self.store, path)
-        return {"path": result.path, "archived": True, "changed": result.changed}
+        try:
+            result = forget(self.store, path)
+            notes = []
+        except NotIndexed as exc:
+            result = ArchiveResult(exc.key, changed=True)
+            notes = [not_indexed_note(exc, self.freshness is not None)]
+        return {"path": result.path, "archived": True, "changed": result.changed, "notes": notes}
 
     def status(self) -> dict[str, object]:
         try:
@@ -234,6 +262,19 @@ class MemoryService:
         return "the store has no index yet; run `memsift index` in it"
 
 
+def not_indexed_note(exc: NotIndexed, watching: bool) -> str:
+    """Why a written memory is not searchable yet, and what makes it so, for an agent."""
+    then = (
+        "the server's watcher indexes it as soon as the index is free"
+        if watching
+        else "the next `memsift index` in the store indexes it"
+    )
+    return (
+        f"the file was {exc.done}, but the index has not taken it yet ({exc.reason}); {then}; "
+        "do not write it again"
+    )
+
+
 def content_hash_of(store: Store, key: str) -> str | None:
     """The indexed content hash of ``key`` (lets the state row follow a later rename)."""
     if (target := database_target(store.config())) is not None:  # a team store
@@ -243,4 +284,4 @@ def content_hash_of(store: Store, key: str) -> str | None:
     return indexed_content_hash(store.index_path, key)
 
 
-ERRORS = (ServiceError, WriteError, ValueError, OSError)
+ERRORS = (ServiceError, WriteError, ValueError, OSError, DatabaseError, EmbedderError)

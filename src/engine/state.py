@@ -13,12 +13,13 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 import apsw
 
 from engine.db import guarded, immediate, open_state, open_state_reader
-from engine.errors import Database
+from engine.errors import Database, DatabaseError, Problem
 from engine.pg.target import database_target
 from engine.store import Store
 
@@ -127,6 +128,21 @@ def lookup(store: Store, path: str) -> Access:
         conn.close()
 
 
+def record_read(store: Store, path: str, content_hash: str | None) -> tuple[Access, str | None]:
+    """Count one read of ``path``, and say why not when it cannot be counted.
+
+    A read-only store still gives its memories: the access is then not counted and the
+    second value names what is read-only. Any other failure is raised (a full disk or a
+    damaged state.db needs fixing, not a shrug)."""
+    try:
+        return record_access(store, path, content_hash), None
+    except DatabaseError as exc:
+        if exc.problem is not Problem.READ_ONLY:
+            raise
+        why = f"the access was not counted: {exc.culprit or exc.path} is read-only"
+        return lookup(store, path), why
+
+
 def get_access(conn: apsw.Connection, path: str) -> Access:
     row = conn.execute(
         "SELECT path, access_count, last_accessed_at, outcome_score FROM access WHERE path = ?",
@@ -150,7 +166,8 @@ def follow_content(
     a run and one made while the index was deleted or a run was killed. A row never leaves a
     file that still exists (one the index skips, e.g. while its front matter is broken, is not
     gone: moving its history to a copy would lose it), and never lands on a path that has its
-    own. Returns the (old, new) moves made.
+    own; when two stale rows hold the content, the one removed in this run moves, and if that
+    does not settle it neither does. Returns the (old, new) moves made.
     """
     if not unique or not store.state_path.exists():
         return []
@@ -162,20 +179,48 @@ def follow_content(
         # process in between would fail this run with "database is locked".
         with immediate(conn):
             rows = conn.execute("SELECT path, content_hash FROM access").fetchall()
-            have = {path for path, _ in rows}
-            for path, digest in rows:
-                if path in present or os.path.lexists(store.root / path):
-                    continue
-                target = unique.get(digest or gone.get(path, ""))
-                if target is None or target in have:
-                    continue
-                conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, path))
-                have.discard(path)
-                have.add(target)
-                moves.append((path, target))
+            moves = planned_moves(rows, store.root, present, unique, gone)
+            for source, target in moves:
+                conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, source))
     finally:
         conn.close()
     return moves
+
+
+def planned_moves(
+    rows: list[tuple[str, str | None]],
+    root: Path,
+    present: set[str],
+    unique: dict[str, str],
+    gone: dict[str, str],
+) -> list[tuple[str, str]]:
+    """The (old, new) path of each state row (``rows``: path, content hash) that follows its
+    content to another file, by the rules of :func:`follow_content`; both backends use it."""
+    have = {path for path, _ in rows}
+    claims: dict[str, list[str]] = {}
+    for path, digest in sorted(rows, key=lambda row: row[0]):
+        if path in present or os.path.lexists(root / path):
+            continue
+        target = unique.get(digest or gone.get(path, ""))
+        if target is not None and target not in have:
+            claims.setdefault(target, []).append(path)
+    moves = []
+    for target, paths in claims.items():
+        if (source := heir(paths, gone)) is not None:
+            moves.append((source, target))
+    return moves
+
+
+def heir(paths: list[str], gone: dict[str, str]) -> str | None:
+    """Which of the stale rows ``paths`` (all holding one content) a new file inherits.
+
+    A file removed in this very run is the one renamed; an older stale row of the same content
+    (a copy deleted earlier) is not, and must not take the new file's place. Two candidates
+    alike leave both rows where they are: handing one memory another's history is worse than
+    handing it none, and ``memsift prune`` still lists them."""
+    if len(paths) > 1:
+        paths = [path for path in paths if path in gone]
+    return paths[0] if len(paths) == 1 else None
 
 
 @state_errors

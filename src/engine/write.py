@@ -31,13 +31,16 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+import apsw
 import yaml
 
 from engine import indexdb
-from engine.db import IndexMissing, open_index
-from engine.embedder import Embedder
+from engine.db import IndexMissing, guarded, open_index
+from engine.embedder import Embedder, EmbedderError
+from engine.errors import Database, DatabaseError
 from engine.incremental import index_paths
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
+from engine.pg.driver import PgError
 from engine.pg.target import DatabaseTarget, database_target
 from engine.reading import Unreadable, missing_because, read_regular
 from engine.scope import ScopeSpec, build_scope
@@ -472,7 +475,7 @@ def remember(
     parse_memory("check.md", data)  # a file the indexer would skip is never written
     target = write_new_file(store, kind_folder(store, memory.kind), slug(memory.title), data)
     key = store.key_of(target)
-    index_paths(store, [key], embedder=embedder)
+    index_written(store, key, "written", embedder=embedder)
     return key
 
 
@@ -497,7 +500,8 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     except Skip as skip:
         raise WriteError(f"{key}: not a usable memory ({skip.reason}); fix it first") from None
     if before.archived == archived:
-        index_paths(store, [key], preparsed={key: (sha256_hex(data), before)})
+        with guarded(Database.INDEX, store.index_path):
+            index_paths(store, [key], preparsed={key: (sha256_hex(data), before)})
         return ArchiveResult(key, changed=False)
     if not info.st_mode & 0o222:  # a rename would replace it anyway: respect the owner's lock
         raise WriteError(
@@ -520,8 +524,37 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
             f"set archived: {str(archived).lower()} in its {where} by hand"
         )
     replace_file(store, full, updated, info)
-    index_paths(store, [key], preparsed={key: (sha256_hex(updated), after)})
+    done = "archived" if archived else "unarchived"
+    index_written(store, key, done, preparsed={key: (sha256_hex(updated), after)})
     return ArchiveResult(key, changed=True)
+
+
+class NotIndexed(Exception):
+    """The file was written as asked, but the index could not take the change.
+
+    Raised only after the write, so no caller reports a failure for a memory that is on disk:
+    told "failed", an agent writes it again and gets a second copy under a ``-2`` name. The
+    file is the memory and the index is derived from it, so the next ``memsift index`` (or a
+    running ``watch``/``serve``) brings the index in step. ``key`` is the memory, ``done`` what
+    was done to its file, ``reason`` the index's own one-line error."""
+
+    def __init__(self, key: str, done: str, reason: str) -> None:
+        self.key = key
+        self.done = done
+        self.reason = reason
+        super().__init__(
+            f"{key} was {done}, but the index has not taken it yet: {reason}; "
+            "`memsift index` brings it in step (a running watch or serve does so by itself)"
+        )
+
+
+def index_written(store: Store, key: str, done: str, **how: object) -> None:
+    """Index ``key`` right after its file was written; :class:`NotIndexed` if that fails."""
+    try:
+        with guarded(Database.INDEX, store.index_path):
+            index_paths(store, [key], **how)  # type: ignore[arg-type]
+    except (DatabaseError, apsw.Error, OSError, EmbedderError, PgError) as exc:
+        raise NotIndexed(key, done, str(exc)) from exc
 
 
 def sha256_hex(data: bytes) -> str:

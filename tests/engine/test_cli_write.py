@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import apsw
 import pytest
 from click.testing import CliRunner
 
+import engine.write
 from engine.cli import cli
 from engine.progress import periodic_progress
 
@@ -59,7 +61,7 @@ def test_remembered_memory_is_found_by_the_next_search(lexical_store):
 
 def test_remember_json_prints_the_path_as_json(lexical_store):
     result = run("remember", "--store", str(lexical_store), "--title", "T", "--body", "B", "--json")
-    assert json.loads(result.stdout) == {"path": "semantic/t.md"}
+    assert json.loads(result.stdout) == {"path": "semantic/t.md", "indexed": True}
 
 
 def test_remember_with_an_invalid_kind_is_a_one_line_usage_error(lexical_store):
@@ -92,7 +94,12 @@ def test_forget_archives_then_reports_it_was_already_archived(lexical_store):
     store = str(lexical_store)
     assert run("--store", store, "forget", "facts/port.md").stdout == "archived facts/port.md\n"
     again = run("--store", store, "forget", "facts/port.md", "--json")
-    assert json.loads(again.stdout) == {"path": "facts/port.md", "archived": True, "changed": False}
+    assert json.loads(again.stdout) == {
+        "path": "facts/port.md",
+        "archived": True,
+        "changed": False,
+        "indexed": True,
+    }
     undone = run("--store", store, "forget", "--undo", "facts/port.md")
     assert undone.stdout == "unarchived facts/port.md\n"
 
@@ -170,3 +177,43 @@ def test_serve_on_a_missing_store_is_a_one_line_error(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert "no such folder" in result.stderr
+
+
+@pytest.fixture
+def index_locked(monkeypatch):  # type: ignore[no-untyped-def]
+    def locked(*_args: object, **_kwargs: object) -> None:
+        raise apsw.BusyError("database is locked")
+
+    monkeypatch.setattr(engine.write, "index_paths", locked)
+
+
+def test_remember_with_the_index_locked_prints_the_path_and_warns_without_failing(
+    lexical_store, index_locked
+):
+    """The file is the memory: reporting a failure would have the caller write it again."""
+    result = run("--store", str(lexical_store), "remember", "--title", "Pager", "--body", "Ana.")
+    assert result.exit_code == 0
+    assert result.stdout == "semantic/pager.md\n"
+    assert result.stderr.startswith("memsift: warning: semantic/pager.md was written, but the")
+    assert "index.db" in result.stderr
+    assert sorted(p.name for p in (lexical_store / "semantic").iterdir()) == ["pager.md"]
+
+
+def test_remember_json_says_when_the_memory_is_not_indexed(lexical_store, index_locked):
+    result = run("--store", str(lexical_store), "remember", "--title", "T", "--body", "B", "--json")
+    assert json.loads(result.stdout) == {"path": "semantic/t.md", "indexed": False}
+
+
+def test_forget_with_the_index_locked_says_the_file_was_archived(lexical_store, index_locked):
+    result = run("--store", str(lexical_store), "forget", "facts/port.md")
+    assert result.exit_code == 0
+    assert result.stdout == "archived facts/port.md\n"
+    assert "was archived, but the index has not taken it yet" in result.stderr
+
+
+def test_list_escapes_control_characters_in_titles(lexical_store):
+    store = str(lexical_store)
+    run("--store", store, "remember", "--title", "x\x1b[31mred", "--body", "B")
+    listed = run("--store", store, "list").stdout
+    assert "x\\x1b[31mred" in listed
+    assert "\x1b" not in listed

@@ -7,6 +7,8 @@ memsift gives, not a validator's multi-line report with a link to its documentat
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
@@ -136,3 +138,20 @@ def test_every_tools_schema_says_it_takes_no_other_arguments():
 
     for tool in tool_definitions():
         assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]
+
+
+def test_a_damaged_state_database_is_a_tool_error_naming_it(server, make_store):  # type: ignore[no-untyped-def]
+    async def store_root():  # type: ignore[no-untyped-def]
+        status = await server.call_tool("memory_status", {})
+        return status.structured_content["store"]
+
+    root = anyio.run(store_root)
+    (Path(root) / ".memsift" / "state.db").write_bytes(b"not a database, only garbage" * 200)
+    message = refusal(server, "memory_read", {"path": "facts/port.md"})
+    assert "\n" not in message
+    assert "state.db" in message and "damaged" in message
+
+
+def test_an_argument_to_a_tool_that_takes_none_is_refused_saying_so(server):
+    message = refusal(server, "memory_status", {"verbose": True})
+    assert message == "memory_status: bad arguments: unknown argument 'verbose'; it takes none"

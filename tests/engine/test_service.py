@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import apsw
 import pytest
 
+import engine.write
+from engine import state as state_plane
+from engine.errors import Database, DatabaseError, Problem
 from engine.indexer import index_store
 from engine.search import ArmHit, Hit, SearchResult
 from engine.service import (
@@ -122,3 +126,35 @@ def test_status_without_an_index_says_so(make_store):
     data = MemoryService(make_store({"a.md": "A.\n"})).status()
     assert data["files"] == 0
     assert "memsift index" in data["index"]
+
+
+def test_remember_with_the_index_locked_answers_with_the_path_not_an_error(service, monkeypatch):
+    def locked(*_args: object, **_kwargs: object) -> None:
+        raise apsw.BusyError("database is locked")
+
+    monkeypatch.setattr(engine.write, "index_paths", locked)
+    data = service.remember("Pager", "Ana carries the pager.", "semantic", None, None)
+    assert (data["path"], data["indexed"], data["embedded"]) == ("semantic/pager.md", False, False)
+    assert "index.db" in data["notes"][0] and "do not write it again" in data["notes"][0]
+    assert (service.store.root / "semantic" / "pager.md").is_file()
+
+
+def test_read_in_a_read_only_store_gives_the_memory_and_says_the_read_was_not_counted(
+    service, monkeypatch
+):
+    def read_only(store, *_args: object) -> None:  # type: ignore[no-untyped-def]
+        raise DatabaseError(
+            Database.STATE, str(store.state_path), Problem.READ_ONLY, culprit="/ro/.memsift"
+        )
+
+    monkeypatch.setattr(state_plane, "record_access", read_only)
+    data = service.read("facts/port.md")
+    assert "Staging listens on 6432." in data["text"]
+    assert data["access_count"] == 0
+    assert data["notes"] == ["the access was not counted: /ro/.memsift is read-only"]
+
+
+def test_a_damaged_state_database_is_an_error_naming_it(service):
+    service.store.state_path.write_bytes(b"this is not a database, it is garbage" * 200)
+    with pytest.raises(DatabaseError, match=r"state\.db"):
+        service.read("facts/port.md")

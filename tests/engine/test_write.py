@@ -12,8 +12,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import apsw
 import pytest
 
+import engine.write
 from conftest import HashEmbedder
 from engine import state as state_plane
 from engine.db import open_index, read_meta
@@ -22,6 +24,7 @@ from engine.memory import parse_memory
 from engine.scope import ScopeSpec
 from engine.search import search
 from engine.write import (
+    NotIndexed,
     WriteError,
     forget,
     list_memories,
@@ -613,3 +616,37 @@ def test_vectors_of_another_model_left_by_a_killed_switch_are_not_mixed_with(sto
     finally:
         conn.close()
     assert fill_missing(store, HashEmbedder("model-a")) is None
+
+
+# --------------------------------------------------------------------------- index refused
+
+
+@pytest.fixture
+def index_locked(monkeypatch):  # type: ignore[no-untyped-def]
+    """Every index write fails as it does while another process holds the index's write lock."""
+
+    def locked(*_args: object, **_kwargs: object) -> None:
+        raise apsw.BusyError("database is locked")
+
+    monkeypatch.setattr(engine.write, "index_paths", locked)
+
+
+def test_remember_with_the_index_locked_keeps_the_file_and_says_it_is_not_indexed(
+    store, index_locked
+):
+    with pytest.raises(NotIndexed) as caught:
+        remember(store, "Pager", "Ana carries the pager.", "semantic")
+    assert caught.value.key == "semantic/pager.md"
+    assert (store.root / "semantic" / "pager.md").is_file()
+    message = str(caught.value)
+    assert message.startswith("semantic/pager.md was written, but the index has not taken it")
+    assert "index.db" in message and "memsift index" in message
+
+
+def test_forget_with_the_index_locked_archives_the_file_and_says_it_is_not_indexed(
+    store, index_locked
+):
+    with pytest.raises(NotIndexed) as caught:
+        forget(store, "facts/port.md")
+    assert caught.value.done == "archived"
+    assert "archived: true" in (store.root / "facts" / "port.md").read_text()

@@ -8,7 +8,6 @@ machines queue instead of overwriting each other, and none is lost.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
@@ -16,7 +15,7 @@ from engine.pg.indexdb import known_files
 from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import ensure_state_plane, has_index, own_relation
 from engine.pg.target import DatabaseTarget
-from engine.state import OUTCOME_ALPHA, Access, now_utc
+from engine.state import OUTCOME_ALPHA, Access, now_utc, planned_moves
 from engine.store import Store, walk
 
 SELECT = (
@@ -152,16 +151,7 @@ def follow_content(
     if not unique:
         return []
     rows = conn.run("SELECT path, content_hash FROM state_access FOR UPDATE").fetchall()
-    have = {path for path, _ in rows}
-    moves: list[tuple[str, str]] = []
-    for path, digest in rows:
-        if path in present or os.path.lexists(root / path):
-            continue
-        target = unique.get(digest or gone.get(path, ""))
-        if target is None or target in have:
-            continue
-        conn.run("UPDATE state_access SET path = %s WHERE path = %s", (target, path))
-        have.discard(path)
-        have.add(target)
-        moves.append((path, target))
+    moves = planned_moves(rows, root, present, unique, gone)
+    for source, target in moves:
+        conn.run("UPDATE state_access SET path = %s WHERE path = %s", (target, source))
     return moves

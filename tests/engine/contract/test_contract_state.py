@@ -13,6 +13,7 @@ from engine import state
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import Searcher, search
+from engine.service import content_hash_of
 from engine.status import stale_state_paths, store_status
 
 
@@ -120,6 +121,34 @@ def test_a_row_stays_while_its_file_exists_even_when_the_file_leaves_the_index(o
     report = index_store(one, embedder=hash_embedder)
     assert report.removed == ["a.md"] and report.renamed == []
     assert state.state_paths(one) == ["a.md"]
+
+
+def test_a_renamed_copy_takes_its_own_history_not_an_older_copy_s(indexed, hash_embedder):
+    """Two files with one content each have a row; one is deleted (its row goes stale), then
+    the other is renamed: the renamed file's own row follows it, the deleted copy's stays."""
+    store = indexed({"a.md": "# Same\n\nsame text", "b.md": "# Same\n\nsame text"})
+    state.reinforce(store, "a.md", -1, content_hash_of(store, "a.md"))
+    state.record_access(store, "b.md", content_hash_of(store, "b.md"))
+    (store.root / "a.md").unlink()
+    index_store(store, embedder=hash_embedder)
+    (store.root / "b.md").rename(store.root / "c.md")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.renamed == [("b.md", "c.md")]
+    assert state.state_paths(store) == ["a.md", "c.md"]
+    moved = state.lookup(store, "c.md")
+    assert (moved.access_count, moved.outcome_score) == (1, 0.0)
+
+
+def test_two_rows_removed_at_once_with_one_content_both_stay(indexed, hash_embedder):
+    """Which of two deleted copies became the new file cannot be told: neither row moves."""
+    store = indexed({"a.md": "# Same\n\nsame text", "b.md": "# Same\n\nsame text"})
+    state.record_access(store, "a.md", content_hash_of(store, "a.md"))
+    state.record_access(store, "b.md", content_hash_of(store, "b.md"))
+    (store.root / "a.md").unlink()
+    (store.root / "b.md").rename(store.root / "c.md")
+    report = index_store(store, embedder=hash_embedder)
+    assert report.renamed == []
+    assert state.state_paths(store) == ["a.md", "b.md"]
 
 
 # --- salience --------------------------------------------------------------------------------
