@@ -27,7 +27,8 @@ import secrets
 import stat
 import time
 import unicodedata
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -37,7 +38,7 @@ import yaml
 from engine import indexdb
 from engine.db import IndexMissing, guarded, open_index
 from engine.embedder import Embedder, EmbedderError
-from engine.errors import Database, DatabaseError
+from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
 from engine.incremental import index_paths
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.driver import PgError
@@ -473,7 +474,8 @@ def remember(
             "([limits] max_file_bytes); split it into smaller memories"
         )
     parse_memory("check.md", data)  # a file the indexer would skip is never written
-    target = write_new_file(store, kind_folder(store, memory.kind), slug(memory.title), data)
+    with os_refusals():
+        target = write_new_file(store, kind_folder(store, memory.kind), slug(memory.title), data)
     key = store.key_of(target)
     index_written(store, key, "written", embedder=embedder)
     return key
@@ -523,7 +525,8 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
             f"{key}: could not change 'archived' without touching other fields; "
             f"set archived: {str(archived).lower()} in its {where} by hand"
         )
-    replace_file(store, full, updated, info)
+    with os_refusals():
+        replace_file(store, full, updated, info)
     done = "archived" if archived else "unarchived"
     index_written(store, key, done, preparsed={key: (sha256_hex(updated), after)})
     return ArchiveResult(key, changed=True)
@@ -555,6 +558,24 @@ def index_written(store: Store, key: str, done: str, **how: object) -> None:
             index_paths(store, [key], **how)  # type: ignore[arg-type]
     except (DatabaseError, apsw.Error, OSError, EmbedderError, PgError) as exc:
         raise NotIndexed(key, done, str(exc)) from exc
+
+
+@contextmanager
+def os_refusals() -> Iterator[None]:
+    """A folder or file the OS will not let a memory be written to, or a full disk, said as
+    which one and what to do (the OS's own message names no fix)."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename if isinstance(exc.filename, str) else "the store"
+        if exc.errno in READ_ONLY_ERRNOS:
+            raise WriteError(
+                f"{where}: cannot be written ({exc.strerror}); make the store writable for "
+                "this user, or run as its owner"
+            ) from None
+        if exc.errno in FULL_ERRNOS:
+            raise WriteError(f"{where}: the disk is full; free some space and retry") from None
+        raise
 
 
 def sha256_hex(data: bytes) -> str:

@@ -650,3 +650,17 @@ def test_forget_with_the_index_locked_archives_the_file_and_says_it_is_not_index
         forget(store, "facts/port.md")
     assert caught.value.done == "archived"
     assert "archived: true" in (store.root / "facts" / "port.md").read_text()
+
+
+def test_remember_in_a_folder_the_user_cannot_write_names_it_and_the_fix(store, monkeypatch):
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted", str(store.root / ".memsift" / "tmp"))
+
+    monkeypatch.setattr(engine.write, "temp_file", refused)
+    with pytest.raises(WriteError) as caught:
+        remember(store, "Pager", "Ana carries the pager.", "semantic")
+    assert str(caught.value) == (
+        f"{store.root / '.memsift' / 'tmp'}: cannot be written (Operation not permitted); "
+        "make the store writable for this user, or run as its owner"
+    )
+    assert not (store.root / "semantic" / "pager.md").exists()
