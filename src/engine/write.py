@@ -679,7 +679,7 @@ def html_meta_edit(text: str, value: str, newline: str = "\n") -> tuple[int, int
             placed = added_meta_span(masked, found, newline)
             if placed is not None:
                 return placed[0], placed[1], ""
-        return found.start(), found.end(), f'<meta name="archived" content="{value}">'
+        return found.start(), found.end(), with_content(found.group(), value)
     new_tag = f'<meta name="archived" content="{value}">'
     head = HEAD_TAG.search(masked)
     if head:
@@ -688,6 +688,22 @@ def html_meta_edit(text: str, value: str, newline: str = "\n") -> tuple[int, int
     if doctype:
         return doctype.end(), doctype.end(), new_tag + (doctype.group(1) or newline)
     return 0, 0, new_tag + newline
+
+
+def with_content(tag: str, value: str) -> str:
+    """The page's own archived tag with only its ``content`` value set to ``value``: the
+    tag's spelling, case, quotes and other attributes are the user's and stay as written."""
+    content = CONTENT_ATTRIBUTE.search(tag)
+    if content is None:
+        end = len(tag) - (2 if tag.endswith("/>") else 1)
+        return f'{tag[:end].rstrip()} content="{value}"{tag[end:]}'
+    quote = content["value"][0] if content["value"][0] in "\"'" else ""
+    return f"{tag[: content.start('value')]}{quote}{value}{quote}{tag[content.end('value') :]}"
+
+
+CONTENT_ATTRIBUTE = re.compile(
+    r"(?<![\w-])content\s*=\s*(?P<value>\"[^\"]*\"|'[^']*'|[^\s>]+)", re.IGNORECASE
+)
 
 
 def without_comments(text: str) -> str:

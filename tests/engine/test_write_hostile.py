@@ -53,10 +53,36 @@ def test_forget_leaves_other_meta_tags_whose_name_starts_with_archived(make_stor
     assert after == page.replace("<head>", '<head><meta name="archived" content="true">')
 
 
-def test_forget_replaces_an_unquoted_archived_meta_tag():
+def test_forget_sets_only_the_value_of_an_unquoted_archived_meta_tag():
     page = "<html><head><META NAME=archived CONTENT=no></head><body>x</body></html>"
     after = set_archived("p.html", page.encode(), True).decode()
-    assert after == '<html><head><meta name="archived" content="true"></head><body>x</body></html>'
+    assert after == "<html><head><META NAME=archived CONTENT=true></head><body>x</body></html>"
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        '<META NAME="Archived" CONTENT="false">',
+        "<meta content='no' name=archived />",
+        '<meta name=archived content="false" />',
+    ],
+)
+def test_forget_then_undo_keeps_the_page_s_own_archived_tag_where_forget_would_put_one(tag):
+    """A tag the user wrote right after <head> is theirs: forget sets its value (it rewrote the
+    whole tag in its own spelling), and undo sets it back instead of deleting it. (A tag the
+    user wrote exactly as forget writes its own, in the same place, is still taken for forget's:
+    the bytes cannot tell them apart.)"""
+    page = f"<html><head>{tag}<title>T</title></head><body>x</body></html>".encode()
+    archived = set_archived("p.html", page, True)
+    assert archived.replace(b"true", b"false").lower() == page.replace(b"no", b"false").lower()
+    back = set_archived("p.html", archived, False)
+    assert back.replace(b"no", b"false") == page.replace(b"no", b"false")
+
+
+def test_forget_adds_content_to_an_archived_tag_that_has_none():
+    page = b'<html><head><title>T</title><meta name="archived"></head><body>x</body></html>'
+    after = set_archived("p.html", page, True)
+    assert after == page.replace(b'"archived">', b'"archived" content="true">')
 
 
 def test_forget_of_a_page_without_head_keeps_the_doctype_first(make_store):
