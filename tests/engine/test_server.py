@@ -142,6 +142,7 @@ def test_remember_then_search_finds_it_first_then_read_then_forget_hides_it(serv
         "path": path,
         "archived": True,
         "changed": True,
+        "notes": [],
     }
     after = server.ok("memory_search", {"query": "when are deploys frozen"})
     assert path not in [h["path"] for h in after["hits"]]
