@@ -71,3 +71,17 @@ def touch_later(path: Path, seconds: int = 5) -> None:
     """Move a file's mtime forward so a rewrite within the same clock tick is still seen."""
     info = path.stat()
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + seconds * 1_000_000_000))
+
+
+@pytest.fixture
+def index_locked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every index write of the write path fails as it does while another process holds the
+    index's write lock (SQLite's "database is locked", after the busy timeout)."""
+    import apsw
+
+    import engine.write
+
+    def locked(*_args: object, **_kwargs: object) -> None:
+        raise apsw.BusyError("database is locked")
+
+    monkeypatch.setattr(engine.write, "index_paths", locked)

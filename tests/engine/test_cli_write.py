@@ -6,11 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import apsw
 import pytest
 from click.testing import CliRunner
 
-import engine.write
 from engine.cli import cli
 from engine.progress import periodic_progress
 
@@ -177,14 +175,6 @@ def test_serve_on_a_missing_store_is_a_one_line_error(tmp_path):
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert "no such folder" in result.stderr
-
-
-@pytest.fixture
-def index_locked(monkeypatch):  # type: ignore[no-untyped-def]
-    def locked(*_args: object, **_kwargs: object) -> None:
-        raise apsw.BusyError("database is locked")
-
-    monkeypatch.setattr(engine.write, "index_paths", locked)
 
 
 def test_remember_with_the_index_locked_prints_the_path_and_warns_without_failing(

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import apsw
 import pytest
 
-import engine.write
 from engine import state as state_plane
 from engine.errors import Database, DatabaseError, Problem
 from engine.indexer import index_store
@@ -128,11 +126,7 @@ def test_status_without_an_index_says_so(make_store):
     assert "memsift index" in data["index"]
 
 
-def test_remember_with_the_index_locked_answers_with_the_path_not_an_error(service, monkeypatch):
-    def locked(*_args: object, **_kwargs: object) -> None:
-        raise apsw.BusyError("database is locked")
-
-    monkeypatch.setattr(engine.write, "index_paths", locked)
+def test_remember_with_the_index_locked_answers_with_the_path_not_an_error(service, index_locked):
     data = service.remember("Pager", "Ana carries the pager.", "semantic", None, None)
     assert (data["path"], data["indexed"], data["embedded"]) == ("semantic/pager.md", False, False)
     assert "index.db" in data["notes"][0] and "do not write it again" in data["notes"][0]

@@ -533,7 +533,6 @@ def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write
     """Another process (a full run, another server) may commit between a transaction's first
     read and its first write; a deferred transaction then fails at once with "database is
     locked". The incremental writer takes the write lock first, so the other writer waits."""
-    import apsw
 
     import engine.incremental
     from engine.db import connect, write_meta
@@ -619,16 +618,6 @@ def test_vectors_of_another_model_left_by_a_killed_switch_are_not_mixed_with(sto
 
 
 # --------------------------------------------------------------------------- index refused
-
-
-@pytest.fixture
-def index_locked(monkeypatch):  # type: ignore[no-untyped-def]
-    """Every index write fails as it does while another process holds the index's write lock."""
-
-    def locked(*_args: object, **_kwargs: object) -> None:
-        raise apsw.BusyError("database is locked")
-
-    monkeypatch.setattr(engine.write, "index_paths", locked)
 
 
 def test_remember_with_the_index_locked_keeps_the_file_and_says_it_is_not_indexed(
