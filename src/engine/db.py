@@ -156,7 +156,7 @@ def connect(
         # Pages are only allocated as they are read, so a small store costs no more.
         conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
     else:
-        conn.execute("PRAGMA journal_mode=WAL")
+        use_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     return conn
@@ -423,6 +423,31 @@ CREATE TRIGGER embeddings_vec_delete AFTER DELETE ON embeddings BEGIN
     {bump}
 END;
 """.replace("{bump}", f"UPDATE meta SET value = value + 1 WHERE key = '{VECTORS_VERSION}';")
+
+
+def use_wal(conn: apsw.Connection, timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    """Put the database in write-ahead-log mode, waiting for other connections as a write does.
+
+    The mode is stored in the file, so a database already in it needs no change. Switching
+    needs the database to itself, and SQLite answers "database is locked" at once, without its
+    busy wait, when several connections switch a new file together (threads counting their
+    first reads into a fresh state.db did, one run in five): so the switch is retried here."""
+    waited = 0.0
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                return
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except apsw.BusyError:
+            if waited * 1000 >= timeout_ms:
+                raise
+            sleep(WAL_RETRY_S)
+            waited += WAL_RETRY_S
+
+
+#: Pause between two tries to switch a database to write-ahead logging.
+WAL_RETRY_S = 0.01
 
 
 def open_state(path: Path) -> apsw.Connection:
