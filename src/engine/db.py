@@ -428,15 +428,13 @@ END;
 def use_wal(conn: apsw.Connection, timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
     """Put the database in write-ahead-log mode, waiting for other connections as a write does.
 
-    The mode is stored in the file, so a database already in it needs no change. Switching
-    needs the database to itself, and SQLite answers "database is locked" at once, without its
-    busy wait, when several connections switch a new file together (threads counting their
-    first reads into a fresh state.db did, one run in five): so the switch is retried here."""
+    The mode is stored in the file (asking again on a database in it changes nothing).
+    Switching needs the database to itself, and SQLite answers "database is locked" at once,
+    without its busy wait, when several connections switch a new file together (threads
+    counting their first reads into a fresh state.db did, one run in five): so it is retried."""
     waited = 0.0
     while True:
         try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
-                return
             conn.execute("PRAGMA journal_mode=WAL")
             return
         except apsw.BusyError:

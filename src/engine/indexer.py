@@ -91,6 +91,16 @@ class Parsed:
     mtime_ns: int
 
 
+def content_digest(data: bytes) -> str:
+    """A file's content hash as the index keeps it (sha256 of its bytes, hex)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def parsed_now(key: str, data: bytes, memory: Memory) -> Preparsed:
+    """``memory``, just parsed from ``data``, offered to the next scan of ``key``."""
+    return {key: (content_digest(data), memory)}
+
+
 def utc_from_ns(mtime_ns: int) -> str:
     return format_utc(dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC))
 
@@ -251,7 +261,7 @@ def scan(
         except Unreadable as exc:
             report.skipped.append((candidate.key, exc.reason))
             continue
-        digest = hashlib.sha256(data).hexdigest()
+        digest = content_digest(data)
         if stored and stored.content_hash == digest:
             seen.add(candidate.key)
             report.unchanged += 1

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import hashlib
 import json
 import os
 import re
@@ -40,6 +39,7 @@ from engine.db import IndexMissing, guarded, open_index
 from engine.embedder import Embedder, EmbedderError
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
 from engine.incremental import index_paths
+from engine.indexer import parsed_now
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.driver import PgError
 from engine.pg.target import DatabaseTarget, database_target
@@ -503,7 +503,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
         raise WriteError(f"{key}: not a usable memory ({skip.reason}); fix it first") from None
     if before.archived == archived:
         with guarded(Database.INDEX, store.index_path):
-            index_paths(store, [key], preparsed={key: (sha256_hex(data), before)})
+            index_paths(store, [key], preparsed=parsed_now(key, data, before))
         return ArchiveResult(key, changed=False)
     if not info.st_mode & 0o222:  # a rename would replace it anyway: respect the owner's lock
         raise WriteError(
@@ -528,7 +528,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     with os_refusals():
         replace_file(store, full, updated, info)
     done = "archived" if archived else "unarchived"
-    index_written(store, key, done, preparsed={key: (sha256_hex(updated), after)})
+    index_written(store, key, done, preparsed=parsed_now(key, updated, after))
     return ArchiveResult(key, changed=True)
 
 
@@ -576,10 +576,6 @@ def os_refusals() -> Iterator[None]:
         if exc.errno in FULL_ERRNOS:
             raise WriteError(f"{where}: the disk is full; free some space and retry") from None
         raise
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def read_memory(store: Store, key: str, full: Path) -> tuple[bytes, os.stat_result]:

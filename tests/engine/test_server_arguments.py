@@ -140,7 +140,7 @@ def test_every_tools_schema_says_it_takes_no_other_arguments():
         assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]
 
 
-def test_a_damaged_state_database_is_a_tool_error_naming_it(server, make_store):  # type: ignore[no-untyped-def]
+def test_a_damaged_state_database_is_a_tool_error_naming_it(server):  # type: ignore[no-untyped-def]
     async def store_root():  # type: ignore[no-untyped-def]
         status = await server.call_tool("memory_status", {})
         return status.structured_content["store"]
