@@ -25,15 +25,12 @@ from engine.arms import ARMS
 from engine.db import IndexMissing
 from engine.embedder import EmbedderError
 from engine.errors import DatabaseError
-from engine.indexdb import indexed_content_hash
 from engine.indexer import index_store
-from engine.memory import memory_text
 from engine.progress import periodic_progress
-from engine.reading import Unreadable, missing_because, read_regular
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
-from engine.store import Store, StoreError, is_memory_name, kind_problem, open_store
+from engine.store import Store, StoreError, open_store
 from engine.terminal import printable
 
 
@@ -369,46 +366,6 @@ def styled_snippet(snippet: str) -> str:
     return "".join(click.style(p, bold=True) if i % 2 else p for i, p in enumerate(parts))
 
 
-def resolve_memory(store: Store, given: str) -> tuple[str, Path]:
-    """A memory path given relative to the store (or the current folder) as (key, file).
-
-    Refuses, before anything opens the file, what the indexer would skip: a link, anything that
-    is not a regular file (a named pipe would block the read), a name that is not UTF-8."""
-    shown = os.fsencode(given).decode("utf-8", "backslashreplace")
-    candidate = Path(given)
-    full = candidate if candidate.is_absolute() else store.root / candidate
-    if not os.path.lexists(full) and os.path.lexists(Path.cwd() / candidate):
-        full = Path.cwd() / candidate
-    try:
-        is_link = full.is_symlink()
-    except OSError as exc:
-        fail(f"{shown}: {missing_because(exc, '`memsift search`')}")
-    if is_link:
-        fail(f"{shown}: a symlink; memsift never follows links, read the file it points to")
-    full = full.resolve()
-    try:
-        key = full.relative_to(store.root).as_posix()
-    except ValueError:
-        fail(f"{shown}: not inside the store {store.root}; give a path relative to the store")
-    try:
-        mode = full.lstat().st_mode
-    except OSError as exc:
-        fail(f"{shown}: {missing_because(exc, '`memsift search`')}")
-    if any(part.startswith(".") for part in key.split("/")) or not is_memory_name(full.name):
-        fail(
-            f"{shown}: not a memory (memories are .md/.markdown/.html/.htm files outside "
-            "hidden folders)"
-        )
-    problem = kind_problem(mode)
-    if problem:
-        fail(f"{shown}: {problem}")
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        fail(f"{shown}: the file name is not valid UTF-8, so it cannot be a memory; rename it")
-    return key, full
-
-
 @cli.command()
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print the memory and its access record.")
@@ -419,38 +376,28 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
     In a read-only store the memory is still printed; a warning says the access could not be
     counted (--json: "counted": false).
     """
+    from engine.service import read_page
+
     store = get_store(ctx)
-    key, full = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
-        try:
-            data, _ = read_regular(full, store.config().max_file_bytes)
-        except Unreadable as exc:
-            fail(f"{key}: {exc.reason}")
-        text = memory_text(key, data)
-        access, counted = count_read(store, key)
+        page = read_page(store, path)
+    if page.not_counted:
+        warn(page.not_counted)
     if as_json:
+        access = page.access
         emit(
             {
-                "path": key,
-                "text": text,
-                "access_count": access.access_count,
-                "last_accessed_at": access.last_accessed_at,
-                "outcome_score": access.outcome_score,
-                "counted": counted,
+                "path": page.key,
+                "text": page.text,
+                "access_count": access.access_count if access else 0,
+                "last_accessed_at": access.last_accessed_at if access else None,
+                "outcome_score": access.outcome_score if access else 0.0,
+                "counted": page.not_counted is None,
             }
         )
     else:
+        text = page.text
         click.echo(printable(text, multiline=True), nl=not text.endswith("\n"))
-
-
-def count_read(store: Store, key: str) -> tuple[state_plane.Access, bool]:
-    """Record one read of ``key``; in a read-only store, warn that it was not counted."""
-    access, not_counted = state_plane.record_read(
-        store, key, indexed_content_hash(store.index_path, key)
-    )
-    if not_counted:
-        warn(not_counted)
-    return access, not_counted is None
 
 
 @cli.command()
@@ -465,11 +412,12 @@ def count_read(store: Store, key: str) -> tuple[state_plane.Access, bool]:
 @click.pass_context
 def reinforce(ctx: click.Context, path: str, outcome: str, as_json: bool) -> None:
     """Fold an outcome into a memory's score (a moving average kept in [-1, 1])."""
+    from engine.service import reinforce_memory
+
     store = get_store(ctx)
-    key, _ = resolve_memory(store, path)
     with user_errors(ctx.obj["debug"]):
-        known = indexed_content_hash(store.index_path, key)
-        access = state_plane.reinforce(store, key, int(outcome), known)
+        access = reinforce_memory(store, path, int(outcome))
+    key = access.path
     if as_json:
         emit(
             {

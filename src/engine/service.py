@@ -24,6 +24,7 @@ from engine.embedder import EmbedderError, make_embedder
 from engine.errors import DatabaseError
 from engine.freshness import Freshness
 from engine.indexdb import indexed_content_hash
+from engine.keys import resolve_memory
 from engine.memory import Skip, memory_text, parse_memory
 from engine.pg.target import database_target
 from engine.scope import ScopeSpec
@@ -35,7 +36,6 @@ from engine.write import (
     NotIndexed,
     WriteError,
     forget,
-    memory_file,
     read_memory,
     remember,
 )
@@ -164,41 +164,17 @@ class MemoryService:
     def read(self, path: str, offset: int = 0, max_chars: int = READ_CHARS) -> dict[str, object]:
         if offset < 0 or not 1 <= max_chars <= MAX_READ_CHARS:
             raise ServiceError(f"offset must be >= 0 and max_chars between 1 and {MAX_READ_CHARS}")
-        key, full = memory_file(self.store, path)
-        data, _ = read_memory(self.store, key, full)
-        text = memory_text(key, data)
-        fields: dict[str, object] = {}
-        problem = None
-        try:
-            memory = parse_memory(key, data)
-            fields = {
-                "title": memory.title,
-                "kind": memory.kind,
-                "event_at": memory.event_at,
-                "tags": list(memory.tags),
-                "archived": memory.archived,
-            }
-        except Skip as skip:
-            problem = f"the index skips this file: {skip.reason}"
-        if offset > len(text):
-            raise ServiceError(f"offset {offset} is past the end ({len(text)} characters)")
-        page = text[offset : offset + max_chars]
-        end = offset + len(page)
-        access, not_counted = (
-            state_plane.record_read(self.store, key, content_hash_of(self.store, key))
-            if offset == 0
-            else (None, None)
-        )
+        page = read_page(self.store, path, offset, max_chars)
         return {
-            "path": key,
-            "front_matter": fields,
-            "text": page,
+            "path": page.key,
+            "front_matter": page.fields,
+            "text": page.text,
             "offset": offset,
-            "next_offset": end if end < len(text) else None,
-            "total_chars": len(text),
-            "access_count": access.access_count if access else None,
-            "problem": problem,
-            "notes": [not_counted] if not_counted else [],
+            "next_offset": page.next_offset,
+            "total_chars": page.total_chars,
+            "access_count": page.access.access_count if page.access else None,
+            "problem": page.problem,
+            "notes": [page.not_counted] if page.not_counted else [],
         }
 
     def remember(
@@ -227,12 +203,9 @@ class MemoryService:
         }
 
     def reinforce(self, path: str, outcome: int) -> dict[str, object]:
-        if outcome not in (1, -1):
-            raise ServiceError("outcome must be 1 (the memory helped) or -1 (it misled)")
-        key, _ = memory_file(self.store, path)
-        access = state_plane.reinforce(self.store, key, outcome, content_hash_of(self.store, key))
+        access = reinforce_memory(self.store, path, outcome)
         return {
-            "path": key,
+            "path": access.path,
             "outcome_score": round(access.outcome_score, 4),
             "access_count": access.access_count,
         }
@@ -260,6 +233,70 @@ class MemoryService:
         if self.freshness is not None and not self.freshness.caught_up.is_set():
             return "the index is still being built (it started with the server); retry shortly"
         return "the store has no index yet; run `memsift index` in it"
+
+
+@dataclass(frozen=True)
+class Page:
+    """A memory as a read returns it: a page of its text, its fields, and the access counted
+    (``access`` None for a page past the first, which counts nothing)."""
+
+    key: str
+    text: str
+    fields: dict[str, object]
+    total_chars: int
+    next_offset: int | None
+    problem: str | None
+    access: state_plane.Access | None
+    not_counted: str | None
+
+
+def read_page(store: Store, path: str, offset: int = 0, max_chars: int | None = None) -> Page:
+    """Read the memory ``path`` names (by :func:`engine.keys.resolve_memory`) and count the
+    read when the page is its first; ``max_chars`` None reads to the end. The CLI and the MCP
+    tool both read through here, so a read is resolved, counted and hashed one way."""
+    key, full = resolve_memory(store, path)
+    data, _ = read_memory(store, key, full)
+    text = memory_text(key, data)
+    fields: dict[str, object] = {}
+    problem = None
+    try:
+        memory = parse_memory(key, data)
+        fields = {
+            "title": memory.title,
+            "kind": memory.kind,
+            "event_at": memory.event_at,
+            "tags": list(memory.tags),
+            "archived": memory.archived,
+        }
+    except Skip as skip:
+        problem = f"the index skips this file: {skip.reason}"
+    if offset > len(text):
+        raise ServiceError(f"offset {offset} is past the end ({len(text)} characters)")
+    page = text[offset:] if max_chars is None else text[offset : offset + max_chars]
+    end = offset + len(page)
+    access, not_counted = (
+        state_plane.record_read(store, key, content_hash_of(store, key))
+        if offset == 0
+        else (None, None)
+    )
+    return Page(
+        key=key,
+        text=page,
+        fields=fields,
+        total_chars=len(text),
+        next_offset=end if end < len(text) else None,
+        problem=problem,
+        access=access,
+        not_counted=not_counted,
+    )
+
+
+def reinforce_memory(store: Store, path: str, outcome: int) -> state_plane.Access:
+    """Fold ``outcome`` (+1 helped, -1 misled) into the score of the memory ``path`` names."""
+    if outcome not in (1, -1):
+        raise ServiceError("outcome must be 1 (the memory helped) or -1 (it misled)")
+    key, _ = resolve_memory(store, path)
+    return state_plane.reinforce(store, key, outcome, content_hash_of(store, key))
 
 
 def not_indexed_note(exc: NotIndexed, watching: bool) -> str:

@@ -40,13 +40,14 @@ from engine.embedder import Embedder, EmbedderError
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
 from engine.incremental import index_paths
 from engine.indexer import parsed_now
+from engine.keys import resolve_memory
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.driver import PgError
 from engine.pg.target import DatabaseTarget, database_target
-from engine.reading import Unreadable, missing_because, read_regular
+from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope
 from engine.splice import SpliceError, splice
-from engine.store import Store, is_memory_name
+from engine.store import Store
 
 KIND_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 MAX_TITLE_CHARS = 300
@@ -243,48 +244,6 @@ def slug(title: str) -> str:
 
 
 # --------------------------------------------------------------------------- paths
-
-
-def memory_file(store: Store, given: str) -> tuple[str, Path]:
-    """The (key, file) of a memory named by a path relative to the store (or absolute inside
-    it). Refuses paths outside the store, paths through a symlink, hidden folders, names that
-    are not memories, and anything that is not an existing regular file."""
-    if not isinstance(given, str) or not given.strip():
-        raise WriteError("path is empty; give a memory's path relative to the store")
-    if "\x00" in given:
-        raise WriteError("path contains a NUL character")
-    raw = Path(given.strip())
-    full = Path(os.path.normpath(raw if raw.is_absolute() else store.root / raw))
-    try:
-        key = full.relative_to(store.root).as_posix()
-    except ValueError:
-        try:  # an absolute path spelled through a link to the store's folder
-            key = full.resolve().relative_to(store.root).as_posix()
-        except (ValueError, OSError):
-            raise WriteError(
-                f"{given}: not inside the store {store.root}; give a path relative to the store"
-            ) from None
-        full = store.root / key
-    parts = PurePosixPath(key).parts
-    if key == "." or not parts:
-        raise WriteError(f"{given}: names the store itself, not a memory")
-    if any(part.startswith(".") for part in parts) or not is_memory_name(parts[-1]):
-        raise WriteError(
-            f"{given}: not a memory (memories are .md/.markdown/.html/.htm files outside "
-            "hidden folders)"
-        )
-    here = store.root
-    for part in parts:
-        here = here / part
-        try:
-            info = here.lstat()
-        except OSError as exc:
-            raise WriteError(f"{given}: {missing_because(exc)}") from None
-        if stat.S_ISLNK(info.st_mode):
-            raise WriteError(f"{given}: goes through a symlink; memsift never follows links")
-    if not stat.S_ISREG(info.st_mode):
-        raise WriteError(f"{given}: not a regular file")
-    return key, full
 
 
 def kind_folder(store: Store, kind: str) -> Path:
@@ -495,7 +454,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     The file is parsed twice, as it is and as it will be written (the check that the edit
     changed nothing else), and the index is handed the second parse instead of making a third:
     a large HTML page takes seconds to parse."""
-    key, full = memory_file(store, path)
+    key, full = resolve_memory(store, path)
     data, info = read_memory(store, key, full)
     try:
         before = parse_memory(key, data)

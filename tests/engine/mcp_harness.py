@@ -109,6 +109,19 @@ class ServerSession:
         assert self.wait_for(fresh, timeout), status
         return status
 
+    def wait_until_caught_up(self, timeout: float = 120) -> dict[str, Any]:
+        """Wait for the server's catch-up with the files only (a store without an embedder
+        never reaches vector coverage); return the status."""
+        status: dict[str, Any] = {}
+
+        def caught_up() -> bool:
+            nonlocal status
+            status = self.ok("memory_status")
+            return bool((status.get("freshness") or {}).get("caught_up"))
+
+        assert self.wait_for(caught_up, timeout), status
+        return status
+
     def close(self) -> None:
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._closing.set)

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.keys import PathRefused
 from engine.service import MemoryService
-from engine.write import WriteError
 
 TOO_LONG = "notes/" + "a" * 300 + ".md"  # one entry over the 255 bytes file systems allow
 THROUGH_A_FILE = "notes/a.md/b.md"
@@ -40,7 +40,7 @@ def test_the_cli_answers_an_impossible_path_in_one_line(store, command, path):
 def test_the_server_answers_an_impossible_path_naming_it(store, operation, path):
     service = MemoryService(store)
     try:
-        with pytest.raises(WriteError) as refused:
+        with pytest.raises(PathRefused) as refused:
             getattr(service, operation)(path)
     finally:
         service.close()

@@ -28,7 +28,6 @@ from engine.write import (
     WriteError,
     forget,
     list_memories,
-    memory_file,
     remember,
     set_archived,
     slug,
@@ -403,36 +402,6 @@ def test_forget_refuses_a_file_the_indexer_would_skip(make_store):
     store = make_store({"port.md": "---\ntitle: [unclosed\n---\nBody.\n"})
     with pytest.raises(WriteError, match="not a usable memory"):
         forget(store, "port.md")
-
-
-@pytest.mark.parametrize(
-    ("given", "message"),
-    [
-        ("../outside.md", "not inside the store"),
-        ("/etc/passwd", "not inside the store"),
-        ("facts/../../outside.md", "not inside the store"),
-        (".memsift/index.db", "not a memory"),
-        ("facts/notes.txt", "not a memory"),
-        ("facts/missing.md", "no such memory"),
-        ("linked.md", "symlink"),
-        ("linkdir/port.md", "symlink"),
-        ("", "path is empty"),
-        (".", "not a memory"),
-    ],
-)
-def test_memory_file_refuses_anything_but_a_memory_inside_the_store(
-    store, tmp_path, given, message
-):
-    (tmp_path / "outside.md").write_text("secret\n")
-    (store.root / "facts" / "notes.txt").write_text("x")
-    (store.root / "linked.md").symlink_to(tmp_path / "outside.md")
-    (store.root / "linkdir").symlink_to(store.root / "facts")
-    with pytest.raises(WriteError, match=message):
-        memory_file(store, given)
-
-
-def test_memory_file_accepts_an_absolute_path_inside_the_store(store):
-    assert memory_file(store, str(store.root / "facts/port.md"))[0] == "facts/port.md"
 
 
 # --------------------------------------------------------------------------- list
