@@ -206,8 +206,8 @@ def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
     )
     for path, reason in report.skipped:
         click.echo(f"  skipped {printable(path)}: {printable(reason)}")
-    for old, new in report.renamed:
-        click.echo(f"  moved state of {printable(old)} to {printable(new)} (renamed, same content)")
+    for line in report.move_lines():
+        click.echo(f"  {printable(line)}")
 
 
 def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:

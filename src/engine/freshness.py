@@ -299,6 +299,8 @@ class Freshness:
                 self.caught_up.set()
                 hint = " (`memsift index` lists why)" if report.skipped else ""
                 self.log(f"caught up with the store: {describe(report)}{hint}")
+                for line in report.move_lines():
+                    self.log(line)
                 self._vectors_wanted.set()
                 continue
             with self._wake:
@@ -326,6 +328,8 @@ class Freshness:
                 self.log(f"{describe(report)}: {some_paths(keys)}")
                 for path, reason in report.skipped:  # as `memsift index` says it: fix, save
                     self.log(f"skipped {path}: {reason}")
+                for line in report.move_lines():
+                    self.log(line)
                 self._vectors_wanted.set()
 
     def _vector_loop(self) -> None:

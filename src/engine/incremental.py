@@ -23,6 +23,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 import apsw
@@ -49,8 +50,9 @@ from engine.indexer import (
     store_vectors,
     write_files,
 )
+from engine.keys import name_refusal
 from engine.pg.target import database_target
-from engine.store import Candidate, Store, StoreError, is_memory_name
+from engine.store import Candidate, Store, StoreError
 
 #: Chunks embedded per transaction by the background filler: small, so a search waiting for
 #: the shared embedder waits for at most one such batch.
@@ -66,10 +68,7 @@ def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
         key = Path(path).relative_to(store.root).as_posix()
     except ValueError:
         return None
-    parts = PurePosixPath(key).parts
-    if not parts or any(part.startswith(".") for part in parts) or not is_memory_name(parts[-1]):
-        return None
-    return key
+    return None if name_refusal(PurePosixPath(key).parts) else key
 
 
 def path_problem(store: Store, key: str) -> str | None:
@@ -129,7 +128,7 @@ def index_paths(
         changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
         for batch in batched(changed, WRITE_BATCH):
             write_files(conn, batch)
-            report.indexed.extend(p.key for p in batch)
+            report.took(batch)
         gone = sorted(set(known) - seen)
         if not (report.indexed or touched or gone or report.skipped):
             return report  # nothing changed: no write, no lock taken
@@ -140,8 +139,9 @@ def index_paths(
                 indexdb.delete_files(conn, gone)
             remember_skips(conn, store, wanted, report.skipped)
         report.removed = gone
-        if gone:
-            report.renamed = follow_renames(conn, store, {p: known[p][1] for p in gone})
+        if gone or report.written:
+            gone_hashes = {p: known[p].content_hash for p in gone}
+            report.renamed = follow_renames(conn, store, gone_hashes, report.written)
         if embedder is not None and report.indexed:
             report.embedded = embed_files(conn, embedder, report.indexed)
         with immediate(conn):
@@ -227,16 +227,17 @@ def remember_skips(
 
 
 def follow_renames(
-    conn: apsw.Connection, store: Store, gone: dict[str, str]
+    conn: apsw.Connection, store: Store, gone: dict[str, str], written: dict[str, str]
 ) -> list[tuple[str, str]]:
-    """Move the state rows of removed files to the one file now holding the same content."""
+    """Keep the state rows of ``written`` files on the content the index now holds, and move
+    the rows of files gone (in this call or an earlier one: a watcher may see a rename's two
+    halves apart) to the one file now holding their content."""
     if not store.state_path.exists():
         return []
-    unique = indexdb.unique_content_paths_among(conn, sorted(set(gone.values())))
-    if not unique:
-        return []
-    present = indexdb.indexed_paths(conn)
-    return state_plane.follow_content(store, present, unique, gone)
+    hashes = sorted(set(gone.values()) | set(written.values()))
+    unique = indexdb.unique_content_paths_among(conn, hashes)
+    present = partial(indexdb.indexed_among, conn)
+    return state_plane.follow_content(store, present, unique, gone, written)
 
 
 def vectors_compatible(conn: apsw.Connection, embedder: Embedder) -> bool:

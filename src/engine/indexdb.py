@@ -105,6 +105,15 @@ def indexed_paths(conn: apsw.Connection) -> set[str]:
     return {path for (path,) in conn.execute("SELECT path FROM files")}
 
 
+def indexed_among(conn: apsw.Connection, paths: list[str]) -> set[str]:
+    """Which of ``paths`` the index holds."""
+    found = conn.execute(
+        "SELECT path FROM files WHERE path IN (SELECT value FROM json_each(?))",
+        (json.dumps(paths),),
+    )
+    return {path for (path,) in found}
+
+
 def file_count(conn: apsw.Connection) -> int:
     (count,) = conn.execute("SELECT count(*) FROM files").fetchone()
     return int(count)

@@ -70,6 +70,19 @@ class IndexReport:
     embedded: int = 0
     #: State rows moved to a new path holding their memory's content: (old, new).
     renamed: list[tuple[str, str]] = field(default_factory=list)
+    #: path -> content hash of each file this run wrote (what the index now knows of it).
+    written: dict[str, str] = field(default_factory=dict)
+
+    def took(self, batch: list[Parsed]) -> None:
+        """Record a batch of files as written to the index."""
+        self.indexed.extend(item.key for item in batch)
+        self.written.update((item.key, item.content_hash) for item in batch)
+
+    def move_lines(self) -> list[str]:
+        """One line per state row moved, as every surface reports it (index, watch, serve)."""
+        return [
+            f"moved state of {old} to {new} (renamed, same content)" for old, new in self.renamed
+        ]
 
     def summary(self) -> dict[str, object]:
         return {
@@ -188,7 +201,7 @@ def run_index(
         changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
         for batch in batched(changed, WRITE_BATCH):
             write_files(conn, batch)
-            report.indexed.extend(p.key for p in batch)
+            report.took(batch)
         if touched:
             with conn:
                 indexdb.touch_files(conn, touched)
@@ -203,9 +216,10 @@ def run_index(
             present = {c.key for c in candidates} | indexdb.indexed_paths(conn)
             report.renamed = state_plane.follow_content(
                 store,
-                present,
+                state_plane.within(present),
                 indexdb.unique_content_paths(conn),
                 {path: known[path].content_hash for path in gone},
+                report.written,
             )
         if embedder is not None:
             report.embedded = fill_vectors(conn, embedder, progress)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -151,40 +152,93 @@ def get_access(conn: apsw.Connection, path: str) -> Access:
     return Access(*row) if row else Access(path, 0, None, 0.0)
 
 
+#: Which of the given paths are in the store (indexed or skipped): a set for a full run, a
+#: query for an incremental one (which must not list a million paths to move one row).
+Present = Callable[[list[str]], set[str]]
+
+
+def within(paths: set[str]) -> Present:
+    """``paths`` as a :data:`Present`."""
+    return lambda some: paths.intersection(some)
+
+
 @state_errors
 def follow_content(
     store: Store,
-    present: set[str],
+    present: Present,
     unique: dict[str, str],
     gone: dict[str, str] | None = None,
+    written: dict[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """Move the rows of memories that are gone to the file now holding the same content.
 
-    ``present`` is every path in the store, indexed or skipped; ``unique`` maps content hash ->
-    path for hashes exactly one indexed file holds; ``gone`` gives the last indexed hash of paths
-    this run removed, for rows that never recorded one. One mechanism covers a rename seen within
-    a run and one made while the index was deleted or a run was killed. A row never leaves a
+    ``present`` tells which paths are in the store, indexed or skipped; ``unique`` maps content
+    hash -> path for hashes exactly one indexed file holds; ``gone`` gives the last indexed hash
+    of paths this run removed; ``written`` the hash of each file this run (re)indexed, which its
+    row takes, so a row always holds the content the index last saw of its file (an edit or a
+    forget after a read changes it) and a rename seen by a later run still finds it. A row's
+    content is what the index last saw: ``gone``'s hash before the row's own. One mechanism
+    covers a rename seen within a run, one whose halves two runs see, and one made while the
+    index was deleted or a run was killed. A row never leaves a
     file that still exists (one the index skips, e.g. while its front matter is broken, is not
     gone: moving its history to a copy would lose it), and never lands on a path that has its
     own; when two stale rows hold the content, the one removed in this run moves, and if that
     does not settle it neither does. Returns the (old, new) moves made.
     """
-    if not unique or not store.state_path.exists():
+    if not (unique or written) or not store.state_path.exists():
         return []
-    gone = gone or {}
+    gone, written = gone or {}, written or {}
     conn = open_state(store.state_path)
-    moves: list[tuple[str, str]] = []
     try:
-        # Reads every row, then moves some: the write lock first, or a read counted by another
-        # process in between would fail this run with "database is locked".
+        # A look first, without the write lock: most runs (a remember, an edit of a memory
+        # never read) have nothing to change, and a lock per run would queue every read.
+        rows = rows_concerned(conn, unique, gone)
+        stale = stale_hashes(rows, written)
+        if not (stale or planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)):
+            return []
+        # Then the write lock before reading again, or a read counted by another process in
+        # between would fail this run with "database is locked".
         with immediate(conn):
-            rows = conn.execute("SELECT path, content_hash FROM access").fetchall()
-            moves = planned_moves(rows, store.root, present, unique, gone)
+            rows = rows_concerned(conn, unique, gone)
+            conn.executemany(
+                "UPDATE access SET content_hash = ? WHERE path = ?",
+                [(digest, path) for path, digest in stale_hashes(rows, written)],
+            )
+            moves = planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)
             for source, target in moves:
                 conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, source))
     finally:
         conn.close()
     return moves
+
+
+def rows_concerned(
+    conn: apsw.Connection, unique: dict[str, str], gone: dict[str, str]
+) -> list[tuple[str, str | None]]:
+    """The (path, content hash) rows a run's moves and hash updates can touch: rows of paths
+    gone, rows on the paths content could move to (written files among them), and rows
+    holding a content that one file now has."""
+    paths = sorted(set(gone) | set(unique.values()))
+    return conn.execute(
+        "SELECT path, content_hash FROM access WHERE path IN (SELECT value FROM json_each(?1)) "
+        "OR content_hash IN (SELECT value FROM json_each(?2))",
+        (json.dumps(paths), json.dumps(sorted(unique))),
+    ).fetchall()
+
+
+def paths_of(rows: list[tuple[str, str | None]]) -> list[str]:
+    return [path for path, _ in rows]
+
+
+def stale_hashes(
+    rows: list[tuple[str, str | None]], written: dict[str, str]
+) -> list[tuple[str, str]]:
+    """(path, hash) of each written file whose row does not hold yet what the index saw."""
+    return [
+        (path, written[path])
+        for path, digest in rows
+        if path in written and digest != written[path]
+    ]
 
 
 def planned_moves(
@@ -201,7 +255,7 @@ def planned_moves(
     for path, digest in sorted(rows, key=lambda row: row[0]):
         if path in present or os.path.lexists(root / path):
             continue
-        target = unique.get(digest or gone.get(path, ""))
+        target = unique.get(gone.get(path) or digest or "")
         if target is not None and target not in have:
             claims.setdefault(target, []).append(path)
     moves = []

@@ -19,7 +19,6 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 
 import apsw
 
@@ -128,11 +127,16 @@ def test_a_state_row_follows_its_renamed_file_while_another_process_counts_a_rea
         store.state_path,
         lambda c: c.execute("INSERT INTO access(path, access_count) VALUES ('b.md', 1)"),
     )
-    # follow_content reads the rows, checks each old path on disk, then moves the row; only
-    # state.py sees this os.path.
-    own_os = SimpleNamespace(path=SimpleNamespace(lexists=os.path.lexists))
-    monkeypatch.setattr(state_plane, "os", own_os)
-    between(monkeypatch, own_os.path, "lexists", writer, before=True)
+    # follow_content looks at the rows without a lock, then takes the write lock and reads
+    # them again before it moves one: the other process commits at that second read.
+    looks = iter([lambda: None, writer.now])
+    original = state_plane.rows_concerned
+
+    def rows_concerned(*args, **kwargs):  # type: ignore[no-untyped-def]
+        next(looks, lambda: None)()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(state_plane, "rows_concerned", rows_concerned)
 
     report = index_store(store, embed=False)
     writer.after()

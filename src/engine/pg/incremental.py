@@ -19,6 +19,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
 from engine.embedder import Embedder
 from engine.incremental import COVERAGE_EVERY_S, FILL_BATCH, key_candidates
@@ -88,7 +89,7 @@ def write_keys(
         with conn:
             for item in batch:
                 indexdb.write_file(conn, file_row(item))
-        report.indexed.extend(p.key for p in batch)
+        report.took(batch)
     gone = sorted(set(known) - seen)
     if not (report.indexed or touched or gone or report.skipped):
         return  # nothing changed: nothing written
@@ -102,15 +103,18 @@ def write_keys(
             marks.pop(key, None)
         marks.update(skipped_fingerprint(store, report.skipped))
         indexdb.write_meta(conn, "skipped", json.dumps(marks))
-        if gone:
-            report.removed = gone
-            report.renamed = follow_content(
-                conn,
-                store.root,
-                indexdb.indexed_paths(conn),
-                indexdb.unique_content_paths(conn),
-                {path: known[path].content_hash for path in gone},
-            )
+        report.removed = gone
+        gone_hashes = {path: known[path].content_hash for path in gone}
+        report.renamed = follow_content(
+            conn,
+            store.root,
+            partial(indexdb.indexed_among, conn),
+            indexdb.unique_content_paths_among(
+                conn, sorted(set(gone_hashes.values()) | set(report.written.values()))
+            ),
+            gone_hashes,
+            report.written,
+        )
 
 
 def embed_keys(conn: PgConnection, embedder: Embedder, keys: list[str]) -> int:

@@ -76,6 +76,11 @@ def indexed_paths(conn: PgConnection) -> set[str]:
     return {path for (path,) in conn.run("SELECT path FROM files")}
 
 
+def indexed_among(conn: PgConnection, paths: list[str]) -> set[str]:
+    """Which of ``paths`` the index holds."""
+    return {path for (path,) in conn.run("SELECT path FROM files WHERE path = ANY(%s)", (paths,))}
+
+
 def write_file(conn: PgConnection, row: FileRow) -> int:
     """Insert or update ``row`` by path and replace its chunks (with their full text)."""
     (file_id,) = conn.run(
@@ -138,6 +143,19 @@ def unique_content_paths(conn: PgConnection) -> dict[str, str]:
     return dict(
         conn.run(
             "SELECT content_hash, min(path) FROM files GROUP BY content_hash HAVING count(*) = 1"
+        ).fetchall()
+    )
+
+
+def unique_content_paths_among(conn: PgConnection, hashes: list[str]) -> dict[str, str]:
+    """content hash -> path, for those of ``hashes`` that exactly one indexed file holds."""
+    if not hashes:
+        return {}
+    return dict(
+        conn.run(
+            "SELECT content_hash, min(path) FROM files WHERE content_hash = ANY(%s) "
+            "GROUP BY content_hash HAVING count(*) = 1",
+            (hashes,),
         ).fetchall()
     )
 

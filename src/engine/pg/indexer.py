@@ -30,6 +30,7 @@ from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
+from engine.state import within
 from engine.store import Store, walk
 
 
@@ -84,7 +85,7 @@ def run(
         with conn:
             for item in batch:
                 indexdb.write_file(conn, file_row(item))
-        report.indexed.extend(p.key for p in batch)
+        report.took(batch)
     if touched:
         with conn:
             indexdb.touch_files(conn, touched)
@@ -98,9 +99,10 @@ def run(
         report.renamed = follow_content(
             conn,
             store.root,
-            present,
+            within(present),
             indexdb.unique_content_paths(conn),
             {path: known[path].content_hash for path in gone},
+            report.written,
         )
     if embedder is not None:
         report.embedded = fill_vectors(conn, embedder, progress)

@@ -15,7 +15,7 @@ from engine.pg.indexdb import known_files
 from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import ensure_state_plane, has_index, own_relation
 from engine.pg.target import DatabaseTarget
-from engine.state import OUTCOME_ALPHA, Access, now_utc, planned_moves
+from engine.state import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
 from engine.store import Store, walk
 
 SELECT = (
@@ -141,17 +141,29 @@ def prune(target: DatabaseTarget, store: Store, paths: list[str]) -> int:
 def follow_content(
     conn: PgConnection,
     root: Path,
-    present: set[str],
+    present: Present,
     unique: dict[str, str],
     gone: dict[str, str],
+    written: dict[str, str] | None = None,
 ) -> list[tuple[str, str]]:
-    """Move the rows of memories that are gone to the file now holding the same content, by the
-    rules of :func:`engine.state.follow_content` (a row never leaves a file that still exists,
-    and never lands on a path with its own row). Runs inside the caller's transaction."""
+    """Keep the rows of ``written`` files on the content the index now holds, and move the rows
+    of memories that are gone to the file now holding the same content, by the rules of
+    :func:`engine.state.follow_content` (a row never leaves a file that still exists, and never
+    lands on a path with its own row). Runs inside the caller's transaction."""
+    if written:
+        conn.many(
+            "UPDATE state_access SET content_hash = %s "
+            "WHERE path = %s AND content_hash IS DISTINCT FROM %s",
+            [(digest, path, digest) for path, digest in sorted(written.items())],
+        )
     if not unique:
         return []
-    rows = conn.run("SELECT path, content_hash FROM state_access FOR UPDATE").fetchall()
-    moves = planned_moves(rows, root, present, unique, gone)
+    rows = conn.run(
+        "SELECT path, content_hash FROM state_access "
+        "WHERE path = ANY(%s) OR content_hash = ANY(%s) FOR UPDATE",
+        (sorted(set(gone) | set(unique.values())), sorted(unique)),
+    ).fetchall()
+    moves = planned_moves(rows, root, present(paths_of(rows)), unique, gone)
     for source, target in moves:
         conn.run("UPDATE state_access SET path = %s WHERE path = %s", (target, source))
     return moves
