@@ -62,7 +62,7 @@ def record_access(store: Store, path: str, content_hash: str | None = None) -> A
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
 
-        return pg_state.record_access(target, path, content_hash)
+        return pg_state.record_access(target, store, path, content_hash)
     conn = open_state(store.state_path)
     try:
         with conn:
@@ -92,7 +92,7 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
 
-        return pg_state.reinforce(target, path, outcome, content_hash)
+        return pg_state.reinforce(target, store, path, outcome, content_hash)
     if outcome not in (-1, 1):
         raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
     conn = open_state(store.state_path)

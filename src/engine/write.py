@@ -433,6 +433,7 @@ def remember(
             "([limits] max_file_bytes); split it into smaller memories"
         )
     parse_memory("check.md", data)  # a file the indexer would skip is never written
+    refuse_other_store(store, "remember")
     with os_refusals():
         target = write_new_file(store, kind_folder(store, memory.kind), slug(memory.title), data)
     key = store.key_of(target)
@@ -455,6 +456,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     changed nothing else), and the index is handed the second parse instead of making a third:
     a large HTML page takes seconds to parse."""
     key, full = resolve_memory(store, path)
+    refuse_other_store(store, "forget", key)
     data, info = read_memory(store, key, full)
     try:
         before = parse_memory(key, data)
@@ -489,6 +491,15 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
     done = "archived" if archived else "unarchived"
     index_written(store, key, done, preparsed=parsed_now(key, updated, after))
     return ArchiveResult(key, changed=True)
+
+
+def refuse_other_store(store: Store, doing: str, key: str | None = None) -> None:
+    """Refuse, before a file changes, a write into a team schema that holds another store's
+    memories (:mod:`engine.pg.ownership`); nothing to check on SQLite."""
+    if (target := database_target(store.config())) is not None:
+        from engine.pg.ownership import check_owner
+
+        check_owner(target, store, doing, key)
 
 
 class NotIndexed(Exception):

@@ -35,6 +35,7 @@ from engine.indexer import (
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
 from engine.pg.indexer import ModelChanged, index_to_database, store_vectors
+from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import SCHEMA_VERSION, has_index, layout
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
@@ -60,6 +61,7 @@ def index_keys(
                 return index_to_database(
                     store, target, store.config().max_file_bytes, embedder, None, report
                 )
+            refuse_other_store(conn, target, store, f"indexing {wanted[0]}", wanted[0])
             register_vectors(conn.raw, target)
             write_keys(conn, store, wanted, report, preparsed)
             if embedder is not None and report.indexed:

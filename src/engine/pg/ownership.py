@@ -8,6 +8,14 @@ schema under one exported ``MEMSIFT_DATABASE_URL``), and a run would remove the 
 memories from the index and a prune would delete its access and outcome rows. Both refuse
 instead, naming the schema and the fix. One shared path or one shared file content is enough to
 proceed: a store whose files were renamed or mostly deleted is still the same store.
+
+Every write asks (:func:`refuse_other_store`): an index run, a prune, and also a remember,
+forget, read or reinforce, which would otherwise put a row for a file of this folder into the
+other store's index or state plane. A write cannot afford a full comparison, so the proofs that
+cost least come first: the memory named is indexed here under the same path, or one of a few
+of the schema's paths is a file of this folder; only when neither holds is every path (and
+then every file's content) compared. A folder found to be the schema's store is remembered for
+the process, so a server asks once.
 """
 
 from __future__ import annotations
@@ -15,8 +23,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.pg.target import DatabaseTarget, TargetError
+
+if TYPE_CHECKING:
+    from engine.pg.driver import PgConnection
+    from engine.store import Store
+
+#: Paths of the schema looked at before a write compares them all.
+SAMPLE_PATHS = 16
+
+#: (schema's place, folder) pairs found to belong together in this process.
+_owned: set[tuple[str, str, str]] = set()
 
 
 class ForeignSchema(TargetError):
@@ -65,3 +84,56 @@ def refuse_foreign(
         f"none of them is in {root}; {doing} refused, so that store loses nothing. Give this "
         f'store a schema of its own: [database] schema = "..." in {config}'
     )
+
+
+def refuse_other_store(
+    conn: PgConnection, target: DatabaseTarget, store: Store, doing: str, key: str | None = None
+) -> None:
+    """Raise :class:`ForeignSchema` when the schema ``conn`` reaches holds another store's
+    memories, before ``doing`` writes anything (``key``: the memory the write is about, if
+    any). Cheap when the folder is the schema's store (see the module docstring)."""
+    from engine.pg.indexdb import known_files
+    from engine.pg.schema import has_index
+    from engine.store import walk
+
+    root = store.root
+    mark = (target.url, target.schema, str(root))
+    if mark in _owned or not has_index(conn):
+        return
+    if key is not None and (root / key).is_file() and conn.run(
+        "SELECT 1 FROM files WHERE path = %s", (key,)
+    ).fetchone():
+        _owned.add(mark)
+        return
+    sample = conn.run("SELECT path FROM files LIMIT %s", (SAMPLE_PATHS,)).fetchall()
+    if not sample or any((root / path).is_file() for (path,) in sample):
+        if sample:
+            _owned.add(mark)
+        return
+    held = known_files(conn)
+    refuse_foreign(
+        target,
+        root,
+        held.keys(),
+        lambda path: (root / path).is_file(),
+        lambda: shares_content(
+            (c.path for c in walk(store) if not c.skip),
+            {file.content_hash for file in held.values()},
+            store.config().max_file_bytes,
+        ),
+        doing,
+    )
+    _owned.add(mark)
+
+
+def check_owner(target: DatabaseTarget, store: Store, doing: str, key: str | None = None) -> None:
+    """:func:`refuse_other_store` on a connection of its own, for a write that must be refused
+    before it changes a file (remember, forget)."""
+    from engine.pg.driver import connect, guarded
+
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            refuse_other_store(conn, target, store, doing, key)
+    finally:
+        conn.close()

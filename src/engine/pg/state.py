@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
-from engine.pg.indexdb import known_files
-from engine.pg.ownership import refuse_foreign, shares_content
-from engine.pg.schema import ensure_state_plane, has_index, own_relation
+from engine.pg.ownership import refuse_other_store
+from engine.pg.schema import ensure_state_plane, own_relation
 from engine.pg.target import DatabaseTarget
 from engine.state import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
-from engine.store import Store, walk
+from engine.store import Store
 
 SELECT = (
     "SELECT path, access_count, last_accessed_at, outcome_score FROM state_access WHERE path = %s"
@@ -28,10 +27,13 @@ def get_access(conn: PgConnection, path: str) -> Access:
     return Access(*row) if row else Access(path, 0, None, 0.0)
 
 
-def record_access(target: DatabaseTarget, path: str, content_hash: str | None = None) -> Access:
-    """Count one read of ``path`` now."""
+def record_access(
+    target: DatabaseTarget, store: Store, path: str, content_hash: str | None = None
+) -> Access:
+    """Count one read of ``path`` now (refused in another store's schema)."""
     return upsert(
         target,
+        store,
         path,
         """
         INSERT INTO state_access(path, access_count, last_accessed_at, content_hash)
@@ -46,13 +48,19 @@ def record_access(target: DatabaseTarget, path: str, content_hash: str | None = 
 
 
 def reinforce(
-    target: DatabaseTarget, path: str, outcome: int, content_hash: str | None = None
+    target: DatabaseTarget,
+    store: Store,
+    path: str,
+    outcome: int,
+    content_hash: str | None = None,
 ) -> Access:
-    """Fold an outcome into ``path``'s score in one statement."""
+    """Fold an outcome into ``path``'s score in one statement (refused in another store's
+    schema)."""
     if outcome not in (-1, 1):
         raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
     return upsert(
         target,
+        store,
         path,
         """
         INSERT INTO state_access(path, access_count, outcome_score, content_hash)
@@ -66,13 +74,14 @@ def reinforce(
     )
 
 
-def upsert(target: DatabaseTarget, path: str, sql: str, params: object) -> Access:
+def upsert(target: DatabaseTarget, store: Store, path: str, sql: str, params: object) -> Access:
     """Run one state UPSERT and return ``path``'s record. A store read before its first index
     run has no state table yet: it is made then (alone, not the index), so the read counts."""
     missing_table = psycopg_module().errors.UndefinedTable
     conn = connect(target, vectors=False)
     try:
         with guarded(target):
+            refuse_other_store(conn, target, store, "counting this read or outcome", path)
             try:
                 with conn:
                     conn.run(sql, params)
@@ -115,23 +124,10 @@ def prune(target: DatabaseTarget, store: Store, paths: list[str]) -> int:
     when the schema's index is another store's (:mod:`engine.pg.ownership`)."""
     if not paths:
         return 0
-    root, limit = store.root, store.config().max_file_bytes
     conn = connect(target, vectors=False)
     try:
         with guarded(target), conn:
-            held = known_files(conn) if has_index(conn) else {}
-            refuse_foreign(
-                target,
-                root,
-                held.keys(),
-                lambda path: (root / path).is_file(),
-                lambda: shares_content(
-                    (c.path for c in walk(store) if not c.skip),
-                    {file.content_hash for file in held.values()},
-                    limit,
-                ),
-                "pruning",
-            )
+            refuse_other_store(conn, target, store, "pruning")
             cursor = conn.run("DELETE FROM state_access WHERE path = ANY(%s)", (paths,))
             return cursor.rowcount
     finally:
