@@ -149,7 +149,7 @@ class StoreGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, store_dir: Path | None, debug: bool) -> None:
     """Search an AI agent's memory files: index a folder of Markdown/HTML memories, then search
-    it with one SQL statement that fuses full-text, semantic, recency and salience rankings."""
+    it with one SQL statement that fuses {rankings} rankings."""
     ctx.obj = {"store_dir": store_dir, "debug": debug}
 
 
@@ -274,7 +274,7 @@ def search_command(
 ) -> None:
     """Search the store for QUERY.
 
-    One SQL statement fuses the full-text, semantic, recency and salience rankings. Archived
+    One SQL statement fuses the {rankings} rankings. Archived
     memories and tasks are out of scope unless asked for (--include-archived, --kind task).
     Prints rank, title, path and a snippet. A ranking that could not run, and a degraded
     search, are named on stderr with the reason; a normal search prints nothing there. Exit
@@ -313,6 +313,16 @@ def search_command(
             click.echo(click.style(f"memsift: {printable(line)}", dim=True), err=True)
     if not result.hits:
         ctx.exit(1)
+
+
+def rankings() -> str:
+    """The registry's arms as the help names them: "full-text, semantic, … and date"."""
+    names = [arm.label.removesuffix(" ranking") for arm in ARMS]
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+for command in (cli, search_command):  # help drawn from the registry, never a count to drift
+    command.help = (command.help or "").replace("{rankings}", rankings())
 
 
 def vector_arms() -> set[str]:
@@ -670,7 +680,7 @@ def remember(
         click.echo(printable(key))
     if problem:
         warn(problem)
-    if key.split("/", 1)[0] == "task":
+    if kind.strip().lower() == "task":
         warn("tasks are out of default searches and lists; find it with --kind task")
 
 

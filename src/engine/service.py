@@ -193,7 +193,7 @@ class MemoryService:
         except NotIndexed as exc:  # on disk already: an error would have the agent write it again
             key, indexed = exc.key, False
             notes.append(not_indexed_note(exc, self.freshness is not None))
-        if key.split("/", 1)[0] == "task":
+        if kind.strip().lower() == "task":
             notes.append("tasks are out of default searches; search with kinds=['task']")
         return {
             "path": key,

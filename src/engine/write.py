@@ -246,10 +246,33 @@ def slug(title: str) -> str:
 # --------------------------------------------------------------------------- paths
 
 
+#: The folder ``remember`` files each kind under: the names people give such folders (the
+#: bundled example store uses them), so a store never ends with ``facts/`` beside
+#: ``semantic/``. Any other kind gets a folder of its own name.
+KIND_FOLDERS = {
+    "semantic": "facts",
+    "episodic": "episodes",
+    "procedural": "procedures",
+    "person": "people",
+    "preference": "preferences",
+    "task": "tasks",
+}
+
+
+def folder_name(store: Store, kind: str) -> str:
+    """Where a memory of ``kind`` goes: the conventional folder (:data:`KIND_FOLDERS`), unless
+    the store already files that kind under the kind's own name and not the convention's (a
+    store written before the convention keeps one folder per kind)."""
+    usual = KIND_FOLDERS.get(kind, kind)
+    if usual != kind and (store.root / kind).is_dir() and not (store.root / usual).exists():
+        return kind
+    return usual
+
+
 def kind_folder(store: Store, kind: str) -> Path:
-    """The folder for a kind, made if needed; refused if something other than a real folder
-    (a symlink that could lead outside the store, a file) already has its name."""
-    folder = store.root / kind
+    """The folder for a kind (:func:`folder_name`), made if needed; refused if something other
+    than a real folder (a symlink that could lead outside the store, a file) has its name."""
+    folder = store.root / folder_name(store, kind)
     with suppress(FileExistsError):
         folder.mkdir()
     info = folder.lstat()

@@ -378,3 +378,14 @@ def test_since_after_until_exits_2_naming_both_values(example_store, command):
     assert result.exit_code == 2
     assert result.output.startswith("memsift: --since 2026-05-01 is after --until 2026-04-01; ")
     assert result.output.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [[], ["search"]], ids=["memsift", "search"])
+def test_help_names_every_arm_of_the_registry(command):
+    from engine.arms import ARMS
+
+    result = CliRunner().invoke(cli, [*command, "--help"], terminal_width=1000)
+
+    said = " ".join(result.output.split())
+    labels = [arm.label.removesuffix(" ranking") for arm in ARMS]
+    assert ", ".join(labels[:-1]) + f" and {labels[-1]} rankings" in said

@@ -59,7 +59,7 @@ def test_remembering_a_task_says_where_to_find_it_again(store):
         catch_exceptions=False,
     )
     assert result.exit_code == 0
-    assert result.stdout == "task/renew-the-cert.md\n"
+    assert result.stdout == "tasks/renew-the-cert.md\n"
     assert "--kind task" in result.stderr
 
 

@@ -45,8 +45,8 @@ def test_remember_reads_the_body_from_stdin_and_prints_the_path(lexical_store):
         stdin="Priya wants flaky tests fixed, never retried.\n",
     )
     assert result.exit_code == 0
-    assert result.stdout == "episodic/priya-on-retries.md\n"
-    text = (lexical_store / "episodic/priya-on-retries.md").read_text()
+    assert result.stdout == "episodes/priya-on-retries.md\n"
+    text = (lexical_store / "episodes/priya-on-retries.md").read_text()
     assert "Priya wants flaky tests fixed, never retried." in text
 
 
@@ -54,12 +54,12 @@ def test_remembered_memory_is_found_by_the_next_search(lexical_store):
     store = str(lexical_store)
     run("--store", store, "remember", "--title", "Pager", "--body", "Ana carries the pager.")
     found = json.loads(run("--store", store, "search", "who carries the pager", "--json").stdout)
-    assert found["hits"][0]["path"] == "semantic/pager.md"
+    assert found["hits"][0]["path"] == "facts/pager.md"
 
 
 def test_remember_json_prints_the_path_as_json(lexical_store):
     result = run("remember", "--store", str(lexical_store), "--title", "T", "--body", "B", "--json")
-    assert json.loads(result.stdout) == {"path": "semantic/t.md", "indexed": True}
+    assert json.loads(result.stdout) == {"path": "facts/t.md", "indexed": True}
 
 
 def test_remember_with_an_invalid_kind_is_a_one_line_usage_error(lexical_store):
@@ -114,9 +114,9 @@ def test_list_prints_recent_memories_newest_first(lexical_store):
     store = str(lexical_store)
     run("--store", store, "remember", "--title", "Newer", "--body", "B", "--event-at", "2026-05-01")
     listed = json.loads(run("--store", store, "list", "--json").stdout)
-    assert [m["path"] for m in listed] == ["semantic/newer.md", "facts/port.md"]
+    assert [m["path"] for m in listed] == ["facts/newer.md", "facts/port.md"]
     human = run("--store", store, "list", "--limit", "1").stdout
-    assert human == "2026-05-01  semantic    semantic/newer.md  Newer\n"
+    assert human == "2026-05-01  semantic    facts/newer.md  Newer\n"
 
 
 def test_list_with_an_empty_scope_says_so(lexical_store):
@@ -183,15 +183,15 @@ def test_remember_with_the_index_locked_prints_the_path_and_warns_without_failin
     """The file is the memory: reporting a failure would have the caller write it again."""
     result = run("--store", str(lexical_store), "remember", "--title", "Pager", "--body", "Ana.")
     assert result.exit_code == 0
-    assert result.stdout == "semantic/pager.md\n"
-    assert result.stderr.startswith("memsift: warning: semantic/pager.md was written, but the")
+    assert result.stdout == "facts/pager.md\n"
+    assert result.stderr.startswith("memsift: warning: facts/pager.md was written, but the")
     assert "index.db" in result.stderr
-    assert sorted(p.name for p in (lexical_store / "semantic").iterdir()) == ["pager.md"]
+    assert sorted(p.name for p in (lexical_store / "facts").iterdir()) == ["pager.md", "port.md"]
 
 
 def test_remember_json_says_when_the_memory_is_not_indexed(lexical_store, index_locked):
     result = run("--store", str(lexical_store), "remember", "--title", "T", "--body", "B", "--json")
-    assert json.loads(result.stdout) == {"path": "semantic/t.md", "indexed": False}
+    assert json.loads(result.stdout) == {"path": "facts/t.md", "indexed": False}
 
 
 def test_forget_with_the_index_locked_says_the_file_was_archived(lexical_store, index_locked):

@@ -124,7 +124,7 @@ def test_remember_then_search_finds_it_first_then_read_then_forget_hides_it(serv
         },
     )
     path = written["path"]
-    assert path == "procedural/quokka-deploy-freeze.md"
+    assert path == "procedures/quokka-deploy-freeze.md"
     assert written["embedded"] is True
     assert (store_dir / path).is_file()
 

@@ -116,7 +116,7 @@ def test_read_reports_why_the_index_skips_a_file(service):
 
 def test_remember_of_a_task_notes_that_tasks_are_out_of_default_searches(service):
     data = service.remember("Renew the TLS cert", "Before November.", "task", None, None)
-    assert data["path"] == "task/renew-the-tls-cert.md"
+    assert data["path"] == "tasks/renew-the-tls-cert.md"
     assert data["notes"] == ["tasks are out of default searches; search with kinds=['task']"]
 
 
@@ -128,9 +128,9 @@ def test_status_without_an_index_says_so(make_store):
 
 def test_remember_with_the_index_locked_answers_with_the_path_not_an_error(service, index_locked):
     data = service.remember("Pager", "Ana carries the pager.", "semantic", None, None)
-    assert (data["path"], data["indexed"], data["embedded"]) == ("semantic/pager.md", False, False)
+    assert (data["path"], data["indexed"], data["embedded"]) == ("facts/pager.md", False, False)
     assert "index.db" in data["notes"][0] and "do not write it again" in data["notes"][0]
-    assert (service.store.root / "semantic" / "pager.md").is_file()
+    assert (service.store.root / "facts" / "pager.md").is_file()
 
 
 def test_read_in_a_read_only_store_gives_the_memory_and_says_the_read_was_not_counted(

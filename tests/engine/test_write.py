@@ -24,6 +24,7 @@ from engine.memory import parse_memory
 from engine.scope import ScopeSpec
 from engine.search import search
 from engine.write import (
+    KIND_FOLDERS,
     NotIndexed,
     WriteError,
     forget,
@@ -61,7 +62,7 @@ def test_remember_writes_markdown_with_front_matter_under_the_kind_folder(store)
         ["Infra", "staging", "infra"],
         "2026-10-03",
     )
-    assert key == "semantic/staging-db-port-6432.md"
+    assert key == "facts/staging-db-port-6432.md"
     memory = parse_memory(key, (store.root / key).read_bytes())
     assert memory.title == "Staging DB: port 6432!"
     assert memory.kind == "semantic"
@@ -77,12 +78,11 @@ def test_remember_round_trips_a_datetime_event_in_utc(store):
 
 
 def test_remember_never_overwrites_a_file_and_suffixes_the_clash(store):
-    (store.root / "semantic").mkdir()
-    existing = store.root / "semantic" / "port.md"
+    existing = store.root / "facts" / "port.md"
     existing.write_bytes(b"the user's own file\n")
     first = remember(store, "Port", "One.", "semantic")
     second = remember(store, "Port", "Two.", "semantic")
-    assert (first, second) == ("semantic/port-2.md", "semantic/port-3.md")
+    assert (first, second) == ("facts/port-2.md", "facts/port-3.md")
     assert existing.read_bytes() == b"the user's own file\n"
     assert "One." in (store.root / first).read_text()
     assert "Two." in (store.root / second).read_text()
@@ -145,15 +145,15 @@ def test_remember_refuses_a_bad_field_with_its_name_and_writes_nothing(
 
 
 def test_remember_lower_cases_the_kind(store):
-    assert remember(store, "T", "B", " Episodic ").startswith("episodic/")
+    assert remember(store, "T", "B", " Episodic ").startswith("episodes/")
 
 
 def test_remember_refuses_a_kind_folder_that_is_a_symlink(store, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
-    (store.root / "semantic").symlink_to(outside)
+    (store.root / "procedures").symlink_to(outside)
     with pytest.raises(WriteError, match="not a plain folder"):
-        remember(store, "T", "B", "semantic")
+        remember(store, "T", "B", "procedural")
     assert list(outside.iterdir()) == []
 
 
@@ -227,7 +227,7 @@ def test_sigkill_during_remember_leaves_no_file_or_a_whole_one(tmp_path):
     root.mkdir()
     kill_at_random(root, "remember", 4, (0.2, 1.2))
     body = "All work and no play makes a dull memory. " * 7000
-    for path in (root / "semantic").glob("*.md") if (root / "semantic").exists() else []:
+    for path in (root / "facts").glob("*.md") if (root / "facts").exists() else []:
         assert parse_memory(path.name, path.read_bytes()).body == body.strip(), path
 
 
@@ -594,10 +594,10 @@ def test_remember_with_the_index_locked_keeps_the_file_and_says_it_is_not_indexe
 ):
     with pytest.raises(NotIndexed) as caught:
         remember(store, "Pager", "Ana carries the pager.", "semantic")
-    assert caught.value.key == "semantic/pager.md"
-    assert (store.root / "semantic" / "pager.md").is_file()
+    assert caught.value.key == "facts/pager.md"
+    assert (store.root / "facts" / "pager.md").is_file()
     message = str(caught.value)
-    assert message.startswith("semantic/pager.md was written, but the index has not taken it")
+    assert message.startswith("facts/pager.md was written, but the index has not taken it")
     assert "index.db" in message and "memsift index" in message
 
 
@@ -621,4 +621,34 @@ def test_remember_in_a_folder_the_user_cannot_write_names_it_and_the_fix(store, 
         f"{store.root / '.memsift' / 'tmp'}: cannot be written (Operation not permitted); "
         "make the store writable for this user, or run as its owner"
     )
-    assert not (store.root / "semantic" / "pager.md").exists()
+    assert not (store.root / "facts" / "pager.md").exists()
+
+
+# --------------------------------------------------------------------------- kind folders
+
+
+@pytest.mark.parametrize(
+    ("kind", "folder"),
+    [("semantic", "facts"), ("episodic", "episodes"), ("procedural", "procedures"),
+     ("person", "people"), ("task", "tasks"), ("preference", "preferences"), ("recipe", "recipe")],
+)
+def test_remember_files_each_kind_under_its_conventional_folder(store, kind, folder):
+    assert remember(store, "T", "B", kind) == f"{folder}/t.md"
+
+
+def test_a_store_that_files_a_kind_under_its_own_name_keeps_doing_so(store):
+    (store.root / "episodic").mkdir()
+
+    assert remember(store, "T", "B", "episodic") == "episodic/t.md"
+    assert not (store.root / "episodes").exists()
+
+
+def test_the_example_store_files_every_kind_where_remember_would(store):
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    misplaced = []
+    for path in examples.rglob("*.md"):
+        key = path.relative_to(examples).as_posix()
+        kind = parse_memory(key, path.read_bytes()).kind
+        if kind and key.split("/")[0] != "archive" and key.split("/")[0] != KIND_FOLDERS.get(kind, kind):
+            misplaced.append((key, kind))
+    assert misplaced == []

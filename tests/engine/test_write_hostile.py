@@ -190,10 +190,10 @@ def split_store(make_store, tmp_path):  # type: ignore[no-untyped-def]
 
 def test_remember_with_memsift_on_another_filesystem_writes_a_whole_file(split_store):
     key = remember(split_store, "Cross device", "Written whole.", "semantic")
-    assert key == "semantic/cross-device.md"
+    assert key == "facts/cross-device.md"
     written = parse_memory(key, (split_store.root / key).read_bytes())
     assert written.body == "Written whole."
-    assert sorted(p.name for p in (split_store.root / "semantic").iterdir()) == ["cross-device.md"]
+    assert sorted(p.name for p in (split_store.root / "facts").iterdir()) == ["cross-device.md"]
 
 
 def test_forget_with_memsift_on_another_filesystem_archives_in_place(split_store):
