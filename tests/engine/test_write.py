@@ -649,6 +649,7 @@ def test_the_example_store_files_every_kind_where_remember_would(store):
     for path in examples.rglob("*.md"):
         key = path.relative_to(examples).as_posix()
         kind = parse_memory(key, path.read_bytes()).kind
-        if kind and key.split("/")[0] != "archive" and key.split("/")[0] != KIND_FOLDERS.get(kind, kind):
+        folder = key.split("/")[0]
+        if kind and folder != "archive" and folder != KIND_FOLDERS.get(kind, kind):
             misplaced.append((key, kind))
     assert misplaced == []
