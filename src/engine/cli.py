@@ -635,6 +635,7 @@ def eval_command(
             ablation=ablation,
             progress=progress,
             workdir=keep,
+            warn=warn,
         )
     except (DatasetError, DatabaseError, ValueError, StoreError, EmbedderError, OSError) as exc:
         if ctx.obj["debug"]:
