@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from backends import backend, backend_store, contract_database, indexed  # noqa: F401  (both backends)
+from engine.redact import forget_passwords
 from engine.store import Store, open_store
 from pg_server import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL per run)
 
@@ -21,6 +22,15 @@ from pg_server import pg_server, pg_url  # noqa: F401  (fixtures: a real Postgre
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 if str(BENCHMARKS) not in sys.path:
     sys.path.append(str(BENCHMARKS))
+
+
+@pytest.fixture(autouse=True)
+def fresh_password_memory():  # type: ignore[no-untyped-def]
+    """The passwords a process has seen are redacted from all its output; a test run is one
+    process, so each test starts with none remembered."""
+    forget_passwords()
+    yield
+    forget_passwords()
 
 
 class HashEmbedder:

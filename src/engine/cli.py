@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.util import find_spec
@@ -27,6 +26,7 @@ from engine.embedder import EmbedderError
 from engine.errors import DatabaseError
 from engine.indexer import index_store
 from engine.progress import periodic_progress
+from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
@@ -40,7 +40,19 @@ class UserError(click.ClickException):
     exit_code = 2
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"memsift: {printable(self.format_message())}", err=True)
+        click.echo(f"memsift: {said(self.format_message())}", err=True)
+
+
+def said(line: str) -> str:
+    """A line about the store or its database as it may be printed: any database password
+    taken out (:mod:`engine.redact`), control characters escaped."""
+    return printable(redact(line))
+
+
+def print_traceback() -> None:
+    """What ``--debug`` shows: the traceback being handled, every password taken out of it
+    (the driver's own messages in a chained exception may quote one)."""
+    click.echo(redacted_traceback(), err=True, nl=False)
 
 
 def fail(message: str) -> NoReturn:
@@ -54,7 +66,7 @@ def user_errors(debug: bool) -> Iterator[None]:
         yield
     except ScopeError as exc:  # said with the options' names: --since, not since
         if debug:
-            traceback.print_exc()
+            print_traceback()
         fail(exc.worded(option_name))
     except (
         DatabaseError,
@@ -65,11 +77,11 @@ def user_errors(debug: bool) -> Iterator[None]:
         OSError,
     ) as exc:
         if debug:
-            traceback.print_exc()
+            print_traceback()
         fail(str(exc))
     except apsw.Error as exc:  # the engine names the database; this is the safety net
         if debug:
-            traceback.print_exc()
+            print_traceback()
         fail(f"SQLite: {exc} (rerun with --debug for the traceback, and please report it)")
 
 
@@ -79,7 +91,7 @@ def option_name(name: str) -> str:
 
 
 def warn(message: str) -> None:
-    click.echo(f"memsift: warning: {printable(message)}", err=True)
+    click.echo(f"memsift: warning: {said(message)}", err=True)
 
 
 def emit(data: object) -> None:
@@ -310,7 +322,7 @@ def search_command(
         print_result(result, explain, show_sql)
         quiet = set(result.routine_drops) | (vector_arms() if no_vector else set())
         for line in search_account(result, asked_off=quiet):
-            click.echo(click.style(f"memsift: {printable(line)}", dim=True), err=True)
+            click.echo(click.style(f"memsift: {said(line)}", dim=True), err=True)
     if not result.hits:
         ctx.exit(1)
 
@@ -517,6 +529,7 @@ def select_eval_database(url: str | None) -> None:
     if url is None:
         os.environ.pop(URL_VARIABLE, None)
         return
+    hide_passwords_of(url)
     if problem := url_problem(url):
         fail(f"--database-url {problem}")
     os.environ[URL_VARIABLE] = url
@@ -580,10 +593,11 @@ def eval_command(
             ablation=ablation,
             progress=progress,
             workdir=keep,
+            warn=warn,
         )
     except (DatasetError, DatabaseError, ValueError, StoreError, EmbedderError, OSError) as exc:
         if ctx.obj["debug"]:
-            traceback.print_exc()
+            print_traceback()
         fail(str(exc))
     finally:
         done()
@@ -602,16 +616,11 @@ def eval_command(
     rows = {"overall": report["overall"], **report["by_category"]}
     if "ablation" in report:
         rows = {**rows, **report["ablation"]}
-    click.echo(
-        f"{'':<20}{'queries':>8}"
-        + "".join(f"{m:>11}" for m in METRIC_NAMES)
-    )
+    click.echo(f"{'':<20}{'queries':>8}" + "".join(f"{m:>11}" for m in METRIC_NAMES))
     for name, figures in rows.items():
         click.echo(
             f"{printable(name):<20}{figures['queries']:>8}"
-            + "".join(
-                f"{figures[m]:>11.4f}" for m in METRIC_NAMES
-            )
+            + "".join(f"{figures[m]:>11.4f}" for m in METRIC_NAMES)
         )
 
 
@@ -827,7 +836,7 @@ def watch(ctx: click.Context) -> None:
 
     store = get_store(ctx)
     freshness = Freshness(
-        store, log=lambda line: click.echo(f"memsift watch: {printable(line)}", err=True)
+        store, log=lambda line: click.echo(f"memsift watch: {said(line)}", err=True)
     )
     signal.signal(signal.SIGTERM, stop_on_signal)
     signal.signal(signal.SIGINT, stop_on_signal)
@@ -843,14 +852,15 @@ def watch(ctx: click.Context) -> None:
 
 
 def main() -> None:
-    """Console entry point: the last line of defence keeps tracebacks behind --debug."""
+    """Console entry point: the last line of defence keeps tracebacks behind --debug (and
+    passwords out of them)."""
     try:
         cli(prog_name="memsift")
     except Exception as exc:
         if "--debug" in sys.argv[1:]:
-            raise
+            print_traceback()
         click.echo(
-            f"memsift: unexpected {type(exc).__name__}: {printable(str(exc))} "
+            f"memsift: unexpected {type(exc).__name__}: {said(str(exc))} "
             "(rerun with --debug for the traceback, and please report it)",
             err=True,
         )

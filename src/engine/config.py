@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from engine.arm_rules import weight_problem
 from engine.arms import ARMS
 from engine.embedder import DEFAULT_MODEL
+from engine.redact import hide_passwords_of, redact
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 #: The abstention floor, calibrated on the evaluation sets (benchmarks/fusion_lab.py abstention).
@@ -75,13 +76,25 @@ def similarity_floor(value: object) -> str | None:
 
 
 def database_url(value: object) -> str | None:
+    """The URL itself is never part of the answer: it may hold a password."""
     if not isinstance(value, str):
         return "must be a string: a PostgreSQL URL such as postgresql://host/dbname"
     if not value.startswith(("postgresql://", "postgres://")):
+        if "=" in value and "://" not in value:
+            return (
+                "is a keyword connection string (host=... dbname=...); write it as a URL: "
+                "postgresql://host/dbname, with user:password@ before the host"
+            )
         return "must be a PostgreSQL URL starting postgresql:// (or postgres://)"
     try:
         _ = urlsplit(value).port
-    except ValueError:  # the URL itself is never shown: it may hold a password
+    except ValueError:
+        authority = value.split("://", 1)[1].split("/", 1)[0]
+        if "@" not in authority and not authority.startswith("["):
+            return (
+                "has a port that is not a number, or user:password with no @host after it; "
+                "write postgresql://host/dbname, with user:password@ before the host"
+            )
         return "has a port that is not a number or an unclosed '[' in its host; check the URL"
     return None
 
@@ -217,7 +230,7 @@ SETTINGS: tuple[Setting, ...] = (
         "hnsw_ef_search",
         "integer in [1, 1000]",
         str(DEFAULT_EF_SEARCH),
-        "With vector_index = \"hnsw\": how wide a search walks the graph (pgvector's "
+        'With vector_index = "hnsw": how wide a search walks the graph (pgvector\'s '
         "hnsw.ef_search); wider finds more of the true nearest, slower.",
         ef_search,
     ),
@@ -264,6 +277,8 @@ def load_config(path: Path) -> Config:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    database = data.get("database")
+    hide_passwords_of(database.get("url") if isinstance(database, dict) else None)
     problem = first_problem(data)
     if problem:
         raise ConfigError(f"{path}: {problem}")
@@ -305,17 +320,8 @@ def first_problem(data: dict[str, object]) -> str | None:
                 return f"[{section}] {key}: {unknown_key(section, key, tuple(settings))}"
             problem = setting.check(value)
             if problem:
-                if (section, key) == ("database", "url") and isinstance(value, str):
-                    value = without_password(value)
                 return f"[{section}] {key} = {shown(value)}: {problem}"
     return None
-
-
-def without_password(url: str) -> str:
-    """``url`` as it may be quoted in a message: its password, in the user info or a
-    ``password=`` parameter, replaced by ``***``."""
-    url = re.sub(r"^([^/]*//[^/?#@]*?:)[^/?#]*@", r"\1***@", url)
-    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 def unknown_key(section: str, key: str, valid: tuple[str, ...]) -> str:
@@ -348,7 +354,8 @@ def suggest(name: str, valid: tuple[str, ...], before: str = "", after: str = ""
 
 
 def shown(value: object) -> str:
-    """A value as it was written in TOML, kept short (a 400-digit number is not echoed)."""
+    """A value as it was written in TOML, kept short (a 400-digit number is not echoed), any
+    password in it redacted before it is cut (a cut password would no longer be recognised)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
@@ -356,5 +363,5 @@ def shown(value: object) -> str:
     if isinstance(value, int) and abs(value) >= 10**15:
         digits = len(str(abs(value)))
         return f"{str(value)[:8]}… ({digits} digits)"
-    text = f'"{value}"' if isinstance(value, str) else str(value)
+    text = f'"{redact(value)}"' if isinstance(value, str) else redact(str(value))
     return text if len(text) <= 40 else text[:39] + "…"

@@ -15,7 +15,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +57,8 @@ class EvalSet:
     corpus: list[dict[str, str]]
     queries: list[Query]
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: What is odd about the set but does not stop it being scored, each naming file and line.
+    warnings: list[str] = field(default_factory=list)
 
 
 def find_sets(path: Path) -> list[Path]:
@@ -71,23 +73,82 @@ def find_sets(path: Path) -> list[Path]:
     return sets
 
 
-def read_jsonl(path: Path) -> Iterable[dict[str, object]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or "_id" not in row:
-                raise DatasetError(f"{path}:{number}: a row must be an object with an _id")
-            yield row
+#: What a set folder holds, for the messages that find something missing.
+LAYOUT = "a BEIR set holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Each line of one of a set's files with its number. A file that is missing, unreadable or
+    not UTF-8 is a :class:`DatasetError` naming it (and the line with the bad byte), where the
+    bare OSError or UnicodeDecodeError would name neither."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: missing; {LAYOUT}") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read it ({exc.strerror}); {LAYOUT}") from None
+    with handle:
+        number = 0
+        try:
+            for number, raw in enumerate(handle, 1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DatasetError(
+                        f"{path}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                        f"{exc.start + 1}); save the file as UTF-8"
+                    ) from None
+                yield number, text.removeprefix("\ufeff") if number == 1 else text
+        except OSError as exc:
+            raise DatasetError(f"{path}:{number + 1}: cannot read it ({exc.strerror})") from None
+
+
+def read_jsonl(path: Path) -> Iterable[tuple[int, dict[str, object]]]:
+    """The rows of a JSON Lines file with their line numbers, each an object with a usable
+    ``_id``: a null, empty or non-scalar id would be written out as the text "None" and judged
+    under that name."""
+    for number, line in numbered_lines(path):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{number}: not JSON ({exc.msg}); fix the line") from None
+        if not isinstance(row, dict) or "_id" not in row:
+            raise DatasetError(
+                f"{path}:{number}: a row must be an object with an _id; fix the line"
+            )
+        ident = row["_id"]
+        if isinstance(ident, bool) or not isinstance(ident, str | int) or not str(ident).strip():
+            raise DatasetError(
+                f"{path}:{number}: _id is {json.dumps(ident)[:40]}; every row needs a "
+                "non-empty string _id"
+            )
+        yield number, row
+
+
+def unique_rows(path: Path) -> Iterator[tuple[int, str, dict[str, object]]]:
+    """``read_jsonl`` with each row's id as text, refusing an id seen before: a second d1 would
+    be indexed twice and its judgement would stand for either."""
+    first: dict[str, int] = {}
+    for number, row in read_jsonl(path):
+        ident = str(row["_id"])
+        if ident in first:
+            raise DatasetError(
+                f"{path}:{number}: _id {json.dumps(ident)} again (first on line "
+                f"{first[ident]}); ids must be unique"
+            )
+        first[ident] = number
+        yield number, ident, row
 
 
 def pick_split(folder: Path, split: str | None) -> Path:
     qrels = folder / "qrels"
+    if not qrels.is_dir():
+        raise DatasetError(f"{qrels}: missing folder; {LAYOUT}")
     available = sorted(p.stem for p in qrels.glob("*.tsv"))
+    if not available:
+        raise DatasetError(f"{qrels}: no <split>.tsv file in it (such as test.tsv); {LAYOUT}")
     if split is None:
         split = "test" if "test" in available else (available[0] if len(available) == 1 else "")
     if split not in available:
@@ -97,48 +158,144 @@ def pick_split(folder: Path, split: str | None) -> Path:
     return qrels / f"{split}.tsv"
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """One qrels line: a query, a document, a grade > 0, and where it was written."""
+
+    query: str
+    doc: str
+    grade: int
+    line: int
+
+
+def read_qrels(path: Path) -> list[Judgement]:
+    """The lines of a qrels file with a grade > 0 (after an optional header)."""
+    judged: list[Judgement] = []
+    reader = csv.reader((line for _, line in numbered_lines(path)), delimiter="\t")
+    for row in reader:
+        number = reader.line_num
+        if number == 1 and row and not row[-1].strip().lstrip("-").isdigit():
+            continue  # the header line
+        if not row:
+            continue
+        if len(row) < 3:
+            raise DatasetError(
+                f"{path}:{number}: expected query-id, corpus-id and relevance separated by "
+                "tabs; fix the line"
+            )
+        try:
+            grade = int(row[2])
+        except ValueError:
+            raise DatasetError(
+                f"{path}:{number}: relevance {row[2]!r} is not an integer; write a whole number"
+            ) from None
+        if grade > 0:
+            judged.append(Judgement(row[0], row[1], grade, number))
+    return judged
+
+
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
     judged: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8", newline="") as handle:
-        for number, row in enumerate(csv.reader(handle, delimiter="\t"), 1):
-            if number == 1 and row and not row[-1].strip().lstrip("-").isdigit():
-                continue  # the header line
-            if not row:
-                continue
-            if len(row) < 3:
-                raise DatasetError(f"{path}:{number}: expected query-id, corpus-id, relevance")
-            try:
-                grade = int(row[2])
-            except ValueError:
-                raise DatasetError(
-                    f"{path}:{number}: relevance {row[2]!r} is not an integer"
-                ) from None
-            if grade > 0:
-                judged.setdefault(row[0], {})[row[1]] = grade
+    for row in read_qrels(path):
+        judged.setdefault(row.query, {})[row.doc] = row.grade
     return judged
 
 
 def load_set(folder: Path, split: str | None = None) -> EvalSet:
-    """Read one set; queries without judgements in the split are left out."""
+    """Read one set; queries without judgements in the split are left out.
+
+    A set that cannot give a meaningful figure is refused, naming the file and line: no
+    documents, no judgements, a judged query missing from queries.jsonl or without text, or no
+    judged document in the corpus at all (the wrong corpus: every figure would be 0). Some
+    judged documents missing from the corpus is a warning, not a refusal: published BEIR sets
+    have such lines, and the standard figures count them as relevant documents never found."""
+    corpus_path, queries_path = folder / "corpus.jsonl", folder / "queries.jsonl"
     corpus = [
         {
-            "_id": str(row["_id"]),
+            "_id": ident,
             "title": str(row.get("title") or ""),
             "text": str(row.get("text") or ""),
             "event_at": str(row.get("event_at") or ""),
         }
-        for row in read_jsonl(folder / "corpus.jsonl")
+        for _, ident, row in unique_rows(corpus_path)
     ]
-    qrels = load_qrels(pick_split(folder, split))
-    queries = []
-    for row in read_jsonl(folder / "queries.jsonl"):
-        qid = str(row["_id"])
-        if qid not in qrels:
-            continue
+    if not corpus:
+        raise DatasetError(f"{corpus_path}: no documents in it; {LAYOUT}, one JSON row a line")
+    qrels_path = pick_split(folder, split)
+    judgements = read_qrels(qrels_path)
+    if not judgements:
+        raise DatasetError(
+            f"{qrels_path}: no judgement with a relevance above 0; add query-id, corpus-id, "
+            "relevance lines"
+        )
+    texts: dict[str, tuple[int, str, str | None]] = {}
+    for number, qid, row in unique_rows(queries_path):
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         category = row.get("category") or meta.get("category")  # type: ignore[union-attr]
-        queries.append(Query(qid, str(row.get("text") or ""), str(category) if category else None))
-    return EvalSet(folder.name, folder, corpus, queries, qrels)
+        texts[qid] = (number, str(row.get("text") or ""), str(category) if category else None)
+    if not texts:
+        raise DatasetError(f"{queries_path}: no queries in it; {LAYOUT}, one JSON row a line")
+    check_judgements(qrels_path, queries_path, corpus_path, judgements, texts, corpus)
+    qrels: dict[str, dict[str, int]] = {}
+    for row in judgements:
+        qrels.setdefault(row.query, {})[row.doc] = row.grade
+    queries = []
+    for qid, (number, text, category) in texts.items():
+        if qid not in qrels:
+            continue
+        if not text.strip():
+            raise DatasetError(
+                f"{queries_path}:{number}: query {json.dumps(qid)} is judged but has no text; "
+                "give it a text or remove its qrels lines"
+            )
+        queries.append(Query(qid, text, category))
+    data = EvalSet(folder.name, folder, corpus, queries, qrels)
+    data.warnings.extend(missing_documents(qrels_path, corpus_path, judgements, corpus))
+    return data
+
+
+def check_judgements(
+    qrels_path: Path,
+    queries_path: Path,
+    corpus_path: Path,
+    judgements: list[Judgement],
+    texts: dict[str, object],
+    corpus: list[dict[str, str]],
+) -> None:
+    """Refuse judgements that name queries queries.jsonl lacks (they would be dropped and the
+    set scored on fewer queries than it has), or only documents the corpus lacks."""
+    unknown = [row for row in judgements if row.query not in texts]
+    if unknown:
+        raise DatasetError(
+            f"{qrels_path}:{unknown[0].line}: query {json.dumps(unknown[0].query)} is not in "
+            f"{queries_path.name} ({count(unknown, 'such line')}); add it there or remove "
+            "its lines"
+        )
+    ids = {row["_id"] for row in corpus}
+    if not any(row.doc in ids for row in judgements):
+        raise DatasetError(
+            f"{qrels_path}:{judgements[0].line}: no judged document is in {corpus_path.name} "
+            f"(this one is {json.dumps(judgements[0].doc)}); the qrels belong to another corpus"
+        )
+
+
+def missing_documents(
+    qrels_path: Path, corpus_path: Path, judgements: list[Judgement], corpus: list[dict[str, str]]
+) -> list[str]:
+    """A warning for judged documents the corpus lacks: they stay relevant, never found."""
+    ids = {row["_id"] for row in corpus}
+    missing = [row for row in judgements if row.doc not in ids]
+    if not missing:
+        return []
+    return [
+        f"{qrels_path}:{missing[0].line}: {count(missing, 'judgement')} name a document not "
+        f"in {corpus_path.name} (first {json.dumps(missing[0].doc)}); they count as relevant "
+        "documents never found, which lowers every figure"
+    ]
+
+
+def count(rows: Sequence[object], what: str) -> str:
+    return f"{len(rows)} {what}" + ("" if len(rows) == 1 else "s")
 
 
 def yaml_string(text: str) -> str:
@@ -320,19 +477,25 @@ def evaluate(
     embedder: Embedder | None = None,
     progress: EvalProgress | None = None,
     workdir: Path | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> dict[str, object]:
     """Index every set under ``path`` and score each variant; figures pooled over all queries.
 
     ``workdir`` keeps the written stores (one folder per set) so a second run re-indexes
     incrementally instead of embedding the corpus again; by default they are temporary. It must
     be new, empty or made by an earlier eval (``KeepError`` otherwise): eval never deletes or
-    overwrites a file it did not write.
+    overwrites a file it did not write. ``warn`` hears what is odd about a set but does not
+    stop it being scored, as soon as the sets are read (the report lists it too).
     """
     try:  # the assembler's rule for arm names, for the arms to keep and the weights alike
         resolve_weights(ARMS, {}, {**{name: 0.0 for name in arms or ()}, **(weights or {})})
     except AssemblyError as exc:
         raise DatasetError(str(exc)) from None
     sets = [load_set(folder, split) for folder in find_sets(path)]
+    warnings = [line for data in sets for line in data.warnings]
+    for line in warnings:
+        if warn:
+            warn(line)
     if workdir is not None:  # refuse before any work, and before anything is written
         check_keep_folder(workdir, store=False)
         for data in sets:
@@ -402,6 +565,8 @@ def evaluate(
     }
     if skipped:
         report["skipped"] = skipped
+    if warnings:
+        report["warnings"] = warnings
     if ablation:
         report["ablation"] = {v.name: score(runs[v.name], qrels) for v in plan}
     return report

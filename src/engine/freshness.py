@@ -33,6 +33,7 @@ from engine.embedder import make_embedder
 from engine.incremental import fill_missing, index_paths, indexed_under, memory_key
 from engine.indexer import IndexReport, index_store
 from engine.pg.target import database_target
+from engine.redact import redact
 from engine.store import Store
 
 #: How long to wait before retrying a step that failed (a busy database, a full disk…).
@@ -87,7 +88,7 @@ class Freshness:
         self.store = store
         self.watch = watch
         self.embed = embed
-        self.log = log or (lambda _line: None)
+        self._log = log or (lambda _line: None)
         self.debounce_ms = debounce_ms
         self._stop = threading.Event()
         self._wake = threading.Condition()
@@ -390,10 +391,15 @@ class Freshness:
                 self.log(f"{self.store.config_path} is valid again: indexing resumes")
             return True
 
+    def log(self, line: str) -> None:
+        """One line for the owner's log, never with a database password: the lines quote
+        errors, and a driver's error may quote a connection string."""
+        self._log(redact(line))
+
     def _failed(self, doing: str, exc: BaseException) -> None:
         if isinstance(exc, ConfigError) and not self._config_usable():
             return  # broken between the check and the step: reported once, by the check
-        self.last_error = f"{doing}: {type(exc).__name__}: {exc}"
+        self.last_error = redact(f"{doing}: {type(exc).__name__}: {exc}")
         self._failing = doing
         self.log(f"error while {self.last_error} (retrying)")
 

@@ -26,6 +26,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from engine import stdio_pipes
 from engine.freshness import Freshness
+from engine.redact import redact, redact_logging
 from engine.scope import ScopeSpec
 from engine.service import (
     ERRORS,
@@ -190,9 +191,11 @@ def call(work, *args, **kwargs):  # type: ignore[no-untyped-def]
     except ToolError:
         raise
     except ERRORS as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(redact(str(exc))) from None
     except apsw.Error as exc:
-        raise ToolError(f"SQLite: {exc}; retry, or run `memsift status` on the store") from None
+        raise ToolError(
+            redact(f"SQLite: {exc}; retry, or run `memsift status` on the store")
+        ) from None
 
 
 def number_only(value: object) -> object:
@@ -407,7 +410,7 @@ def build_server(service: MemoryService) -> MCPServer:
         try:
             return service.read(path, 0, MAX_READ_CHARS)["text"]  # type: ignore[return-value]
         except ERRORS as exc:
-            raise ResourceError(str(exc)) from None
+            raise ResourceError(redact(str(exc))) from None
 
     for tool in server._tool_manager.list_tools():  # say what call_tool enforces
         tool.parameters["additionalProperties"] = False
@@ -465,15 +468,17 @@ async def serve_pipes(lowlevel) -> None:  # type: ignore[no-untyped-def]
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
+def log(line: str) -> None:
+    """One line of the server's log on stderr (stdout is the protocol's), never a password."""
+    print(f"memsift serve: {printable(redact(line))}", file=sys.stderr, flush=True)
+
+
 def serve(store: Store, *, watch: bool = True) -> None:
     """Serve ``store`` over stdio until the client closes the connection."""
-
-    def log(line: str) -> None:
-        print(f"memsift serve: {printable(line)}", file=sys.stderr, flush=True)
-
     freshness = Freshness(store, watch=watch, log=log)
     service = MemoryService(store, freshness=freshness)
     server = build_server(service)
+    redact_logging()  # the SDK's handlers exist now; it logs a tool's crash with its traceback
     signal.signal(signal.SIGINT, lambda *_: interrupted(log))
     freshness.start()
     threading.Thread(target=service.warm, name="memsift-warm", daemon=True).start()

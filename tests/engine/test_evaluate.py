@@ -184,3 +184,202 @@ def test_keep_never_deletes_a_file_it_did_not_write(tmp_path):
     with pytest.raises(KeepError, match=r"zz-dropped-in\.md"):
         evaluate(tmp_path / "small" / "s", embedder=HashEmbedder(), workdir=keep)
     assert dropped.read_text(encoding="utf-8") == "# Dropped in\n\nby the user"
+
+
+# ------------------------------------------------------------------ malformed sets are refused
+
+
+def good_set(tmp_path: Path) -> Path:
+    return write_set(tmp_path / "s", CORPUS, QUERIES, [("q1", "d1", 1), ("q2", "d3", 1)])
+
+
+def refusal(folder: Path) -> str:
+    """The one-line message ``load_set`` refuses ``folder`` with."""
+    with pytest.raises(DatasetError) as error:
+        load_set(folder)
+    return str(error.value)
+
+
+def test_an_empty_queries_file_is_refused(tmp_path):
+    folder = good_set(tmp_path)
+    (folder / "queries.jsonl").write_text("\n")
+    assert refusal(folder).startswith(f"{folder / 'queries.jsonl'}: no queries in it; ")
+
+
+def test_an_empty_corpus_is_refused(tmp_path):
+    folder = good_set(tmp_path)
+    (folder / "corpus.jsonl").write_text("")
+    assert refusal(folder).startswith(f"{folder / 'corpus.jsonl'}: no documents in it; ")
+
+
+def test_qrels_without_a_positive_judgement_are_refused(tmp_path):
+    folder = write_set(tmp_path / "s", CORPUS, QUERIES, [("q1", "d1", 0)])
+    message = refusal(folder)
+    assert message.startswith(f"{folder / 'qrels' / 'test.tsv'}: no judgement with a relevance")
+
+
+def test_a_judged_query_missing_from_queries_jsonl_is_refused_with_its_qrels_line(tmp_path):
+    folder = write_set(tmp_path / "s", CORPUS, QUERIES, [("q1", "d1", 1), ("q9", "d2", 1)])
+    message = refusal(folder)
+    assert message.startswith(f'{folder / "qrels" / "test.tsv"}:3: query "q9" is not in ')
+    assert "queries.jsonl (1 such line); add it there or remove its lines" in message
+
+
+def test_qrels_naming_only_documents_missing_from_the_corpus_are_refused(tmp_path):
+    folder = write_set(tmp_path / "s", CORPUS, QUERIES, [("q1", "x1", 1), ("q2", "x2", 1)])
+    message = refusal(folder)
+    assert message.startswith(f"{folder / 'qrels' / 'test.tsv'}:2: no judged document is in ")
+    assert '"x1"' in message
+
+
+def test_some_judged_documents_missing_from_the_corpus_are_a_warning_naming_count_and_line(
+    tmp_path,
+):
+    folder = write_set(
+        tmp_path / "s",
+        CORPUS,
+        QUERIES,
+        [("q1", "d1", 1), ("q1", "gone1", 1), ("q2", "d3", 1), ("q2", "gone2", 2)],
+    )
+    data = load_set(folder)
+    assert data.qrels["q1"] == {"d1": 1, "gone1": 1}  # still relevant, as BEIR counts it
+    [warning] = data.warnings
+    assert warning.startswith(f"{folder / 'qrels' / 'test.tsv'}:3: 2 judgements name a document")
+    assert '(first "gone1")' in warning
+
+
+def test_eval_reports_the_missing_documents_warning_and_still_scores(tmp_path):
+    folder = write_set(tmp_path / "s", CORPUS, QUERIES, [("q1", "d1", 1), ("q2", "gone", 1)])
+    heard: list[str] = []
+    report = evaluate(folder, embedder=HashEmbedder(), warn=heard.append)
+    assert report["overall"]["queries"] == 2
+    assert report["warnings"] == heard and "1 judgement name" in heard[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "row", "shown"),
+    [
+        ("corpus.jsonl", {"_id": None, "text": "x"}, "null"),
+        ("corpus.jsonl", {"_id": "", "text": "x"}, '""'),
+        ("corpus.jsonl", {"_id": ["d9"], "text": "x"}, '["d9"]'),
+        ("queries.jsonl", {"_id": None, "text": "x"}, "null"),
+        ("queries.jsonl", {"_id": True, "text": "x"}, "true"),
+    ],
+)
+def test_a_null_or_unusable_id_is_refused_with_its_line(tmp_path, name, row, shown):
+    folder = good_set(tmp_path)
+    path = folder / name
+    path.write_text(path.read_text() + json.dumps(row) + "\n")
+    line = len(path.read_text().splitlines())
+    assert refusal(folder) == (
+        f"{path}:{line}: _id is {shown}; every row needs a non-empty string _id"
+    )
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "queries.jsonl"])
+def test_a_repeated_id_is_refused_naming_both_lines(tmp_path, name):
+    folder = good_set(tmp_path)
+    path = folder / name
+    path.write_text(path.read_text() + json.dumps({"_id": "d1" if "corpus" in name else "q1"}))
+    line = len(path.read_text().splitlines())
+    assert refusal(folder).startswith(f"{path}:{line}: _id ")
+    assert "again (first on line 1); ids must be unique" in refusal(folder)
+
+
+def test_a_judged_query_without_text_is_refused(tmp_path):
+    queries = [{"_id": "q1", "text": "  "}, *QUERIES[1:]]
+    folder = write_set(tmp_path / "s", CORPUS, queries, [("q1", "d1", 1)])
+    assert refusal(folder).startswith(
+        f'{folder / "queries.jsonl"}:1: query "q1" is judged but has no text; '
+    )
+
+
+def test_an_unjudged_query_without_text_is_no_problem(tmp_path):
+    queries = [*QUERIES, {"_id": "q4", "text": ""}]
+    folder = write_set(tmp_path / "s", CORPUS, queries, [("q1", "d1", 1)])
+    assert [q.id for q in load_set(folder).queries] == ["q1"]
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "queries.jsonl"])
+def test_a_missing_file_is_named_with_the_layout(tmp_path, name):
+    folder = good_set(tmp_path)
+    (folder / name).unlink()
+    message = refusal(folder)
+    assert message.startswith(f"{folder / name}: missing; a BEIR set holds corpus.jsonl, ")
+    assert "Errno" not in message
+
+
+def test_a_missing_qrels_folder_is_named(tmp_path):
+    folder = good_set(tmp_path)
+    (folder / "qrels" / "test.tsv").unlink()
+    (folder / "qrels").rmdir()
+    assert refusal(folder).startswith(f"{folder / 'qrels'}: missing folder; a BEIR set holds")
+
+
+def test_a_qrels_folder_without_a_split_file_is_named(tmp_path):
+    folder = good_set(tmp_path)
+    (folder / "qrels" / "test.tsv").rename(folder / "qrels" / "test.txt")
+    assert refusal(folder).startswith(f"{folder / 'qrels'}: no <split>.tsv file in it")
+
+
+@pytest.mark.parametrize("name", ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"])
+def test_undecodable_utf8_is_named_with_file_and_line(tmp_path, name):
+    folder = good_set(tmp_path)
+    path = folder / name
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b"d", b"\xe9", 1) if b"d" in lines[1] else b"\xe9" + lines[1]
+    path.write_bytes(b"".join(lines))
+    message = refusal(folder)
+    assert message.startswith(f"{path}:2: not UTF-8 (byte 0xe9 at column ")
+    assert message.endswith("; save the file as UTF-8")
+
+
+def test_a_byte_order_mark_is_not_a_malformed_first_line(tmp_path):
+    folder = good_set(tmp_path)
+    path = folder / "corpus.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [row["_id"] for row in load_set(folder).corpus] == ["d1", "d2", "d3"]
+
+
+def broken_sets(tmp_path: Path) -> dict[str, Path]:
+    """One set per refusal ``memsift eval`` must make before indexing anything."""
+    sets: dict[str, Path] = {}
+    for name in ("no queries", "no corpus", "null id", "missing queries", "bad utf8"):
+        sets[name] = write_set(
+            tmp_path / name.replace(" ", "-"), CORPUS, QUERIES, [("q1", "d1", 1)]
+        )
+    (sets["no queries"] / "queries.jsonl").write_text("")
+    (sets["no corpus"] / "corpus.jsonl").write_text("\n\n")
+    (sets["null id"] / "corpus.jsonl").write_text('{"_id": null, "text": "x"}\n')
+    (sets["missing queries"] / "queries.jsonl").unlink()
+    (sets["bad utf8"] / "queries.jsonl").write_bytes(b'{"_id": "q1", "text": "caf\xe9"}\n')
+    sets["unknown query"] = write_set(tmp_path / "unknown", CORPUS, QUERIES, [("q9", "d1", 1)])
+    sets["no qrels"] = write_set(tmp_path / "no-qrels", CORPUS, QUERIES, [])
+    (sets["no qrels"] / "qrels" / "test.tsv").unlink()
+    (sets["no qrels"] / "qrels").rmdir()
+    return sets
+
+
+@pytest.mark.parametrize(
+    ("case", "where"),
+    [
+        ("no queries", "queries.jsonl: "),
+        ("no corpus", "corpus.jsonl: "),
+        ("null id", "corpus.jsonl:1: "),
+        ("missing queries", "queries.jsonl: "),
+        ("bad utf8", "queries.jsonl:1: "),
+        ("unknown query", "test.tsv:2: "),
+        ("no qrels", "qrels: "),
+    ],
+)
+def test_memsift_eval_refuses_a_malformed_set_in_one_line_with_exit_code_2(tmp_path, case, where):
+    from click.testing import CliRunner
+
+    from engine.cli import cli
+
+    folder = broken_sets(tmp_path)[case]
+    result = CliRunner().invoke(cli, ["eval", str(folder)])
+    assert result.exit_code == 2, result.output
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"memsift: {folder}") and where in line and "; " in line, line
+    assert "Errno" not in line and "codec" not in line and "0.0000" not in result.output

@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.contract import named, pyformat
 from engine.pg.target import DatabaseTarget
+from engine.redact import hide_passwords_of, redact
 
 EXTRA_HINT = "pip install 'memsift[postgres]'"
 
@@ -41,8 +42,9 @@ def psycopg_module() -> ModuleType:
 def failure(target: DatabaseTarget, exc: BaseException) -> PgError:
     """``exc`` of the driver as one line naming the database (never its password: libpq
     quotes the offending token of a URL it cannot parse, and that token may be the password)."""
+    hide_passwords_of(target.url)
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return PgError(f"{target.shown()}: {target.scrub(text)}")
+    return PgError(f"{target.shown()}: {redact(text)}")
 
 
 @contextmanager

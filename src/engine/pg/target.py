@@ -7,9 +7,8 @@ so asking costs nothing for a store on SQLite (the default, when no URL is named
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import urlsplit
 
 from engine.config import (
     DEFAULT_EF_SEARCH,
@@ -18,9 +17,9 @@ from engine.config import (
     Config,
     database_url,
 )
+from engine.redact import URL_VARIABLE, hide_passwords_of
 
-#: Overrides ``[database] url``: the usual way to point several machines at one team store.
-URL_VARIABLE = "MEMSIFT_DATABASE_URL"
+__all__ = ["URL_VARIABLE", "DatabaseTarget", "TargetError", "database_target"]
 
 
 @dataclass(frozen=True)
@@ -48,30 +47,6 @@ class DatabaseTarget:
         name = parts.path.lstrip("/") or "(default database)"
         return f"PostgreSQL {host}{port}/{name}, schema {self.schema}"
 
-    def secrets(self) -> list[str]:
-        """The password as written in the URL (user info or ``password=``), and decoded."""
-        found: list[str] = []
-        userinfo = self.url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[0]
-        if ":" in userinfo:
-            found.append(userinfo.split(":", 1)[1])
-        for name, value in parse_qsl(self.url.partition("?")[2], keep_blank_values=True):
-            if name == "password":
-                found.append(value)
-        found.extend(re.findall(r"[?&]password=([^&#]*)", self.url))
-        found += [unquote(text) for text in found]
-        return sorted({text for text in found if text}, key=len, reverse=True)
-
-    def scrub(self, text: str) -> str:
-        """``text`` with the password (and any 4+ character piece of it quoted by libpq)
-        replaced by ``***``."""
-        secrets = self.secrets()
-        for secret in secrets:
-            text = text.replace(secret, "***")
-        for quoted in re.findall(r'"([^"]{4,})"', text):  # a token libpq quotes: part of it?
-            if any(quoted in secret for secret in secrets):
-                text = text.replace(f'"{quoted}"', '"***"')
-        return text
-
 
 class TargetError(ValueError):
     """A database URL that cannot be used; the message names where it came from."""
@@ -80,10 +55,13 @@ class TargetError(ValueError):
 def database_target(config: Config) -> DatabaseTarget | None:
     """The store's database, or None for the SQLite default.
 
-    ``MEMSIFT_DATABASE_URL`` wins over ``[database] url``; an empty variable is unset."""
+    ``MEMSIFT_DATABASE_URL`` (it overrides ``[database] url``: the usual way to point several
+    machines at one team store) wins; an empty variable is unset. Its password is remembered,
+    so that no message quotes it (:mod:`engine.redact`)."""
     url = os.environ.get(URL_VARIABLE) or config.database_url
     if not url:
         return None
+    hide_passwords_of(url)
     if os.environ.get(URL_VARIABLE) and (problem := database_url(url)):
         raise TargetError(f"{URL_VARIABLE} {problem}")
     return DatabaseTarget(
