@@ -149,7 +149,7 @@ def test_errors_escape_the_names_they_quote(hostile):
     result = run(hostile, "read", f"missing{TITLE_ATTACK}.md")
     assert result.exit_code == 2
     assert_clean(result.stderr)
-    assert result.stderr.startswith("memsift: missing\\x1b]0;pwned\\x07.md: ")
+    assert result.stderr.startswith("memsift: 'missing\\x1b]0;pwned\\x07.md': ")
 
 
 def test_eval_escapes_set_names_categories_and_skip_reasons(tmp_path, monkeypatch):
