@@ -50,7 +50,7 @@ from engine.indexer import (
     write_files,
 )
 from engine.pg.target import database_target
-from engine.store import Candidate, Store, StoreError, is_memory_name
+from engine.store import Candidate, Store, StoreError, is_memory_name, too_deep
 
 #: Chunks embedded per transaction by the background filler: small, so a search waiting for
 #: the shared embedder waits for at most one such batch.
@@ -61,7 +61,8 @@ COVERAGE_EVERY_S = 2.0
 
 def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
     """The store key of a path a watcher reported, or None when it cannot be a memory (outside
-    the store, inside a hidden folder such as ``.memsift``, or not a Markdown/HTML name)."""
+    the store, inside a hidden folder such as ``.memsift``, not a Markdown/HTML name, or below
+    a folder the walk does not enter for being too deep)."""
     try:
         key = Path(path).relative_to(store.root).as_posix()
     except ValueError:
@@ -69,7 +70,7 @@ def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
     parts = PurePosixPath(key).parts
     if not parts or any(part.startswith(".") for part in parts) or not is_memory_name(parts[-1]):
         return None
-    return key
+    return None if too_deep(key.rpartition("/")[0]) else key
 
 
 def path_problem(store: Store, key: str) -> str | None:
