@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import reprlib
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -275,6 +276,11 @@ def load_config(path: Path) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix or delete the file") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays or tables
+        raise ConfigError(
+            f"{path}: arrays or inline tables nested too deeply to read (no setting nests "
+            "more than one level); fix or delete the file"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
     database = data.get("database")
@@ -363,5 +369,11 @@ def shown(value: object) -> str:
     if isinstance(value, int) and abs(value) >= 10**15:
         digits = len(str(abs(value)))
         return f"{str(value)[:8]}… ({digits} digits)"
-    text = f'"{redact(value)}"' if isinstance(value, str) else redact(str(value))
+    text = f'"{redact(value)}"' if isinstance(value, str) else redact(SHORT.repr(value))
     return text if len(text) <= 40 else text[:39] + "…"
+
+
+#: Shows a list or a table a few levels deep: ``str`` of a table that dotted keys nest 10,000
+#: levels deep (``a.a.a…= 1``, which tomllib reads without recursing) raises RecursionError.
+SHORT = reprlib.Repr()
+SHORT.maxlevel, SHORT.maxlist, SHORT.maxdict, SHORT.maxstring, SHORT.maxother = 3, 20, 20, 40, 40

@@ -34,7 +34,7 @@ from engine.incremental import fill_missing, index_paths, indexed_under, memory_
 from engine.indexer import IndexReport, index_store
 from engine.pg.target import database_target
 from engine.redact import redact
-from engine.store import Store
+from engine.store import Store, walk
 
 #: How long to wait before retrying a step that failed (a busy database, a full disk…).
 RETRY_S = 5.0
@@ -51,6 +51,23 @@ def file_signature(path: Path) -> tuple[int, ...] | None:
     except OSError:
         return None
     return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def is_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself (not a link to one), never raising: a path the
+    system refuses (longer than it allows) is no folder to walk."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (not a link to one), never raising."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def describe(report: IndexReport) -> str:
@@ -259,14 +276,13 @@ class Freshness:
         gone = []
         for folder in folders:
             full = self.store.root / folder
-            if full.is_dir() and not full.is_symlink():
-                for dirpath, dirnames, filenames in os.walk(full):
-                    dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                    for name in filenames:
-                        key = memory_key(self.store, os.path.join(dirpath, name))
-                        if key is not None:
-                            keys.add(key)
-            elif not full.exists():
+            if is_folder(full):
+                # The store's own walk: no recursion, and the same folders left out
+                for candidate in walk(self.store, full):
+                    key = memory_key(self.store, candidate.path)
+                    if key is not None:
+                        keys.add(key)
+            else:  # gone, or no longer a folder: what was indexed under it is gone
                 gone.append(folder)
         return keys | indexed_under(self.store, gone)
 
@@ -313,7 +329,7 @@ class Freshness:
             try:
                 # A key that is not a file may be a folder named like a memory (notes.md/),
                 # moved in or out whole: list what it holds, or held, as for any folder.
-                maybe = {key for key in keys if not (self.store.root / key).is_file()}
+                maybe = {key for key in keys if not is_file(self.store.root / key)}
                 keys |= self._inside(folders | maybe)
                 report = index_paths(self.store, keys)
             except Exception as exc:

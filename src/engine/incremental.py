@@ -52,7 +52,7 @@ from engine.indexer import (
 )
 from engine.keys import name_refusal
 from engine.pg.target import database_target
-from engine.store import Candidate, Store, StoreError
+from engine.store import Candidate, Store, StoreError, too_deep
 
 #: Chunks embedded per transaction by the background filler: small, so a search waiting for
 #: the shared embedder waits for at most one such batch.
@@ -63,12 +63,15 @@ COVERAGE_EVERY_S = 2.0
 
 def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
     """The store key of a path a watcher reported, or None when it cannot be a memory (outside
-    the store, inside a hidden folder such as ``.memsift``, or not a Markdown/HTML name)."""
+    the store, inside a hidden folder such as ``.memsift``, not a Markdown/HTML name, or below
+    a folder the walk does not enter for being too deep)."""
     try:
         key = Path(path).relative_to(store.root).as_posix()
     except ValueError:
         return None
-    return None if name_refusal(PurePosixPath(key).parts) else key
+    if name_refusal(PurePosixPath(key).parts):
+        return None
+    return None if too_deep(key.rpartition("/")[0]) else key
 
 
 def path_problem(store: Store, key: str) -> str | None:

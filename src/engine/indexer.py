@@ -371,16 +371,24 @@ def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[st
     return marks
 
 
-def pending_changes(store: Store, conn: apsw.Connection) -> dict[str, int]:
+def pending_changes(
+    store: Store, conn: apsw.Connection, not_walked: list[tuple[str, str]] | None = None
+) -> dict[str, int]:
     """Count files added, modified and removed since the last run, from stat() alone.
 
-    What the walk skips without reading (a link, a pipe, a device, a bad name) is no change:
-    the next run would skip it again."""
-    return changes_since(store, indexdb.file_fingerprints(conn), read_meta(conn, "skipped"))
+    What the walk skips without reading (a link, a pipe, a device, a bad name, a folder it does
+    not enter) is no change: the next run would skip it again. Those paths go to
+    ``not_walked``, with the reason, when it is given."""
+    return changes_since(
+        store, indexdb.file_fingerprints(conn), read_meta(conn, "skipped"), not_walked
+    )
 
 
 def changes_since(
-    store: Store, indexed: dict[str, tuple[int, int]], skipped_json: str | None
+    store: Store,
+    indexed: dict[str, tuple[int, int]],
+    skipped_json: str | None,
+    not_walked: list[tuple[str, str]] | None = None,
 ) -> dict[str, int]:
     """:func:`pending_changes` from what the index holds, on either backend: path -> (size,
     mtime_ns) of every indexed file, and the last run's skipped files (its JSON)."""
@@ -388,6 +396,8 @@ def changes_since(
     added = modified = 0
     present: set[str] = set()
     for candidate in walk(store):
+        if candidate.skip and not_walked is not None:
+            not_walked.append((candidate.key, candidate.skip))
         if candidate.skip or candidate.info is None:
             continue
         present.add(candidate.key)

@@ -224,8 +224,9 @@ class MemoryService:
             info = store_status(self.store)
         except IndexMissing:
             info = {"store": str(self.store.root), "files": 0, "index": self._no_index_yet()}
-        stale = info.pop("stale_state_rows", [])
-        info["stale_state_rows"] = len(stale) if isinstance(stale, list) else stale
+        for counted in ("stale_state_rows", "not_walked"):  # counts: `memsift status` lists them
+            paths = info.pop(counted, [])
+            info[counted] = len(paths) if isinstance(paths, list) else paths
         info["freshness"] = self.freshness.status() if self.freshness else None
         return info
 

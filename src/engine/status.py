@@ -7,6 +7,8 @@ yet, and state rows whose memory is gone are listed (removed only by ``memsift s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from engine import indexdb
 from engine import state as state_plane
 from engine.db import guarded, open_index_reader, read_meta
@@ -19,7 +21,16 @@ from engine.store import Store
 def stale_state_paths(store: Store, known: list[str] | None = None) -> list[str]:
     """State rows whose memory file no longer exists in the store."""
     paths = state_plane.state_paths(store) if known is None else known
-    return [p for p in paths if not (store.root / p).is_file()]
+    return [p for p in paths if not is_file(store.root / p)]
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a path the system refuses (longer than it
+    allows), which no memory can have."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def store_status(store: Store) -> dict[str, object]:
@@ -36,7 +47,8 @@ def store_status(store: Store) -> dict[str, object]:
             model = config.model
             chunks, embedded = indexdb.vector_coverage(conn, model)
             dim = indexdb.vector_dim_of(conn, model)
-            changes = pending_changes(store, conn)
+            not_walked: list[tuple[str, str]] = []
+            changes = pending_changes(store, conn, not_walked)
             complete = read_meta(conn, "complete") == "1"
             indexed_at = read_meta(conn, "indexed_at")
         finally:
@@ -55,6 +67,7 @@ def store_status(store: Store) -> dict[str, object]:
         indexed_at=indexed_at,
         complete=complete,
         changes=changes,
+        not_walked=not_walked,
     )
 
 
@@ -70,12 +83,15 @@ def status_report(
     indexed_at: str | None,
     complete: bool,
     changes: dict[str, int],
+    not_walked: list[tuple[str, str]],
     vector_search: str = "exact",
 ) -> dict[str, object]:
     """``status --json``'s keys, the one place they are written, from either backend's facts:
     ``coverage`` is (chunks, chunks with a vector), ``databases`` where the index and the
-    state plane live, ``known`` the paths the state plane holds rows for, ``vector_search``
-    how the semantic arm finds the nearest chunks (exact, or an approximate index named)."""
+    state plane live, ``known`` the paths the state plane holds rows for, ``not_walked`` the
+    paths the walk skips with the reason (links, special files, bad names, folders it does not
+    enter), ``vector_search`` how the semantic arm finds the nearest chunks (exact, or an
+    approximate index named)."""
     chunks, embedded = coverage
     return {
         "store": str(store.root),
@@ -94,4 +110,5 @@ def status_report(
         "last_run_complete": complete,
         "changed_since_index": any(changes.values()) or not complete,
         "changes": changes,
+        "not_walked": [{"path": path, "reason": reason} for path, reason in not_walked],
     }

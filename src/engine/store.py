@@ -8,6 +8,7 @@ it.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -80,40 +81,121 @@ class Candidate:
     info: os.stat_result | None = None
 
 
-def walk(store: Store) -> Iterator[Candidate]:
-    """Every memory file under the store, sorted by key; symlinks and hidden folders are skipped.
+#: How many folders deep the walk goes below the store folder. A folder deeper than this is
+#: skipped, with the reason, as one entry (what it holds is not walked): no hand-made hierarchy
+#: comes near it, while a runaway script or a copy of a folder into itself makes chains
+#: thousands deep, and 64 folders with names of 60 characters still leave room for the store
+#: folder and a file name in the 4,096 characters a path may have on Linux.
+MAX_FOLDER_DEPTH = 64
+
+TOO_DEEP = (
+    f"folder nested more than {MAX_FOLDER_DEPTH} folders deep (not walked); "
+    "move the memories it holds nearer the store folder"
+)
+
+
+def too_deep(folder_key: str) -> bool:
+    """Whether the folder at ``folder_key`` is more than :data:`MAX_FOLDER_DEPTH` folders below
+    the store folder, counting itself (pure; ``""`` is the store folder)."""
+    return folder_key.count("/") + 1 > MAX_FOLDER_DEPTH
+
+
+def walk(store: Store, under: Path | None = None) -> Iterator[Candidate]:
+    """Every memory file under the store (or its folder ``under``), folder by folder, each
+    folder's names sorted; symlinks and hidden folders are skipped.
 
     Symlinks are never followed: a link can point outside the store (leaking files into the
     index) or at its own parent (a loop). Only regular files are memories: a named pipe blocks
     whoever opens it and a device file can be endless, so either is skipped on its ``lstat``,
     before anything opens it. A skipped path is reported, not silently dropped, and so is a name
-    that is not valid UTF-8 (it could not be a key in the index).
+    that is not valid UTF-8 (it could not be a key in the index), a folder deeper than
+    :data:`MAX_FOLDER_DEPTH` and one that cannot be listed (a path longer than the system
+    allows, no permission): each is one entry, and what it holds is not walked.
+
+    The walk keeps its own stack of folders to visit instead of recursing (``os.walk`` recurses
+    once per level and dies with ``RecursionError`` in a chain of 1,000 folders).
     """
-    for dirpath, dirnames, filenames in os.walk(store.root, followlinks=False):
-        here = Path(dirpath)
-        kept = []
-        for name in sorted(dirnames):
-            if name.startswith("."):
-                continue
-            problem = name_problem(here / name)
-            if problem:
-                yield Candidate(printable_key(store, here / name), here / name, problem)
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            path = here / name
-            if not is_memory_name(name):
-                continue
-            try:
-                info = path.lstat()
-            except FileNotFoundError:  # gone since the folder was listed: nothing to index
-                continue
-            except OSError as exc:
-                yield Candidate(printable_key(store, path), path, f"cannot stat: {exc.strerror}")
-                continue
-            problem = name_problem(path, info.st_mode) or kind_problem(info.st_mode)
-            yield Candidate(printable_key(store, path), path, problem, None if problem else info)
+    start = store.root if under is None else under
+    pending = [start]
+    while pending:
+        here = pending.pop()
+        if here != store.root and too_deep(store.key_of(here)):
+            yield Candidate(printable_key(store, here), here, TOO_DEEP)
+            continue
+        try:
+            entries = listed(here)
+        except OSError as exc:
+            if here == store.root:
+                raise StoreError(
+                    f"{here}: cannot list the store folder ({exc.strerror}); "
+                    "check that it can be read"
+                ) from None
+            yield Candidate(printable_key(store, here), here, unlistable(exc))
+            continue
+        folders = []
+        for entry in entries:
+            path = here / entry.name
+            if entry_is_folder(entry):
+                if entry.name.startswith("."):
+                    continue
+                if problem := name_problem(path, folder_mode(entry)):
+                    yield Candidate(printable_key(store, path), path, problem)
+                else:
+                    folders.append(path)
+            elif is_memory_name(entry.name) and (found := file_candidate(store, path)):
+                yield found
+        pending.extend(reversed(folders))  # popped in name order: depth first, as os.walk goes
+
+
+def listed(folder: Path) -> list[os.DirEntry[str]]:
+    """A folder's entries, sorted by name (raises ``OSError`` when it cannot be listed)."""
+    with os.scandir(folder) as entries:
+        return sorted(entries, key=lambda entry: entry.name)
+
+
+def entry_is_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry is a folder or a link to one, as ``os.walk`` sorts them: a link to a
+    folder is then reported as a link, never walked into."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def folder_mode(entry: os.DirEntry[str]) -> int:
+    """The ``lstat`` file type of an entry that is a folder or a link to one, from what the
+    listing says (no system call on a path that may be longer than the system takes)."""
+    try:
+        return stat.S_IFLNK if entry.is_symlink() else stat.S_IFDIR
+    except OSError:
+        return stat.S_IFDIR  # then listing it fails, and says why
+
+
+#: The skip reason for a path the system refuses as too long (``ENAMETOOLONG``).
+PATH_TOO_LONG = "path is longer than the system allows; shorten its name or those above it"
+
+
+def unlistable(exc: OSError) -> str:
+    """Why a folder could not be listed, worded for the skip."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return f"folder {PATH_TOO_LONG} (not walked)"
+    return f"cannot list this folder: {exc.strerror} (not walked)"
+
+
+def file_candidate(store: Store, path: Path) -> Candidate | None:
+    """A file the walk found, with its ``lstat`` or the reason it is skipped; None when it is
+    gone since its folder was listed (nothing to index)."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        reason = (
+            PATH_TOO_LONG if exc.errno == errno.ENAMETOOLONG else f"cannot stat: {exc.strerror}"
+        )
+        return Candidate(printable_key(store, path), path, reason)
+    problem = name_problem(path, info.st_mode) or kind_problem(info.st_mode)
+    return Candidate(printable_key(store, path), path, problem, None if problem else info)
 
 
 def is_memory_name(name: str) -> bool:

@@ -147,6 +147,37 @@ def test_the_configuration_docs_list_every_setting():
         assert re.search(rf"`{setting.key}`", section), setting.key
 
 
+DEEP = 10_000
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[" * DEEP + "]" * DEEP, "{a = " * DEEP + "1" + "}" * DEEP],
+    ids=["arrays", "inline tables"],
+)
+def test_a_config_nested_10000_deep_is_an_error_naming_the_file(tmp_path, value):
+    """tomllib recurses once per level and raises RecursionError, which is no TOML error."""
+    (tmp_path / ".memsift").mkdir()
+    config = tmp_path / ".memsift" / "config.toml"
+    config.write_text(f"[weights]\nfts = {value}\n")
+    result = CliRunner().invoke(cli, ["--store", str(tmp_path), "status"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"memsift: {config}: arrays or inline tables nested too deeply to read (no setting "
+        "nests more than one level); fix or delete the file\n"
+    )
+
+
+def test_a_value_dotted_keys_nest_10000_deep_is_shown_a_few_levels_deep(tmp_path):
+    """Dotted keys nest without recursing in tomllib, but ``str`` of the table they make
+    raises RecursionError; the message shows the first levels."""
+    message = error_for(tmp_path, "[limits]\nmax_file_bytes" + ".a" * DEEP + " = 1\n")
+    assert message == (
+        "[limits] max_file_bytes = {'a': {'a': {'a': {...}}}}: must be a whole number of bytes "
+        "(not a boolean or a string)"
+    )
+
+
 def test_opening_a_store_checks_its_config(tmp_path):
     (tmp_path / ".memsift").mkdir()
     (tmp_path / ".memsift" / "config.toml").write_text("[weight]\nfts = 1\n")

@@ -166,6 +166,16 @@ def test_a_fixed_config_is_said_to_have_recovered_and_indexing_resumes(logged):
     assert freshness.status()["last_error"] is None
 
 
+def test_a_config_nested_10000_deep_is_logged_and_indexing_resumes_once_it_is_fixed(logged):
+    """The TOML reader's RecursionError was no ConfigError: it ended the indexing thread."""
+    store, _, lines = logged
+    store.config_path.write_text("[weights]\nfts = " + "[" * 10_000 + "]" * 10_000 + "\n")
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    assert eventually(lambda: any("nested too deeply" in line for line in config_lines(lines)))
+    store.config_path.write_text(LEXICAL)
+    assert eventually(lambda: "facts/new.md" in indexed(store)), lines
+
+
 def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed(logged):
     store, _, lines = logged
     store.config_path.write_text("[weights\n")

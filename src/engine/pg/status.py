@@ -34,6 +34,8 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
             hnsw = has_hnsw(conn)
     finally:
         conn.close()
+    not_walked: list[tuple[str, str]] = []
+    changes = changes_since(store, fingerprints, skipped, not_walked)
     return status_report(
         store,
         files=files,
@@ -44,7 +46,8 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
         known=state_paths(target),
         indexed_at=indexed_at,
         complete=complete,
-        changes=changes_since(store, fingerprints, skipped),
+        changes=changes,
+        not_walked=not_walked,
         vector_search=vector_search_status(target, hnsw),
     )
 
