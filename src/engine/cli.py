@@ -32,6 +32,7 @@ from engine.search import SearchResult, search, shown_param
 from engine.status import stale_state_paths, store_status
 from engine.store import Store, StoreError, open_store
 from engine.terminal import printable
+from engine.version import memsift_version
 
 
 class UserError(click.ClickException):
@@ -96,16 +97,6 @@ def warn(message: str) -> None:
 
 def emit(data: object) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
-
-
-def memsift_version() -> str:
-    """The installed distribution's version (a source checkout without metadata says so)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("memsift")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 def show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

@@ -39,6 +39,7 @@ from engine.service import (
 )
 from engine.store import Store
 from engine.terminal import printable
+from engine.version import memsift_version
 
 SERVER_NAME = "memsift"
 
@@ -418,8 +419,6 @@ def build_server(service: MemoryService) -> MCPServer:
 
 
 def server_version() -> str:
-    from engine.cli import memsift_version
-
     return memsift_version()
 
 
