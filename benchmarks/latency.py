@@ -356,8 +356,9 @@ def phase_index_embed(workdir: str, files: int, trace: bool) -> dict:
     """The real indexer with the real embedder against the raw embedder on the same texts."""
     from engine.chunking import chunk_text
     from engine.embedder import default_embedder
-    from engine.indexer import embed_text, index_store, text_hash
+    from engine.indexer import index_store
     from engine.memory import parse_memory
+    from engine.pipeline import embed_text, text_hash
 
     root = Path(workdir) / f"embed-{files}"
     shutil.rmtree(root, ignore_errors=True)

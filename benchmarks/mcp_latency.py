@@ -45,7 +45,8 @@ from timing import busy_warning, load_average, log, stats
 from engine.db import ensure_vector_table, open_index
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
 from engine.incremental import index_paths
-from engine.indexer import index_store, record_coverage
+from engine.indexdb import record_coverage
+from engine.indexer import index_store
 from engine.results_schema import (
     MCP,
     AnswerBytes,

@@ -63,7 +63,8 @@ from engine.chunking import chunk_text
 from engine.config import DEFAULT_WORK_MEM, Config
 from engine.db import open_index, open_index_reader, write_meta
 from engine.fingerprint import Ranking
-from engine.indexer import embed_text, record_coverage, text_hash
+from engine.indexdb import record_coverage
+from engine.pipeline import embed_text, text_hash
 from engine.results_schema import (
     SCALE,
     ResultsError,

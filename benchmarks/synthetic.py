@@ -28,7 +28,8 @@ import numpy as np
 
 from engine.chunking import chunk_text
 from engine.db import open_index, open_state, write_meta
-from engine.indexer import embed_text, record_coverage, text_hash
+from engine.indexdb import record_coverage
+from engine.pipeline import embed_text, text_hash
 
 #: Bump when the generator changes, so cached stores of an older generator are not reused.
 GENERATOR_VERSION = "1"

@@ -22,7 +22,8 @@ from pathlib import Path
 from engine.arms import ARMS
 from engine.assemble import AssemblyError, resolve_weights
 from engine.embedder import Embedder
-from engine.indexer import Progress, index_store
+from engine.indexer import index_store
+from engine.pipeline import Progress
 from engine.results_schema import METRICS
 from engine.search import search
 from engine.store import open_store, walk

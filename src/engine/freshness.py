@@ -30,9 +30,10 @@ from pathlib import Path
 
 from engine.config import ConfigError
 from engine.embedder import make_embedder
-from engine.incremental import fill_missing, index_paths, indexed_under, memory_key
-from engine.indexer import IndexReport, index_store
+from engine.incremental import fill_missing, index_paths, indexed_under
+from engine.indexer import index_store
 from engine.pg.target import database_target
+from engine.pipeline import IndexReport, memory_key
 from engine.redact import redact
 from engine.store import Store, walk
 

@@ -18,13 +18,10 @@ search as soon as coverage is back above the threshold.
 from __future__ import annotations
 
 import json
-import os
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
-from pathlib import Path, PurePosixPath
 
 import apsw
 
@@ -39,61 +36,22 @@ from engine.db import (
     write_meta,
 )
 from engine.embedder import Embedder
-from engine.indexer import (
+from engine.indexdb import record_coverage
+from engine.indexer import store_vectors, write_files
+from engine.pg.target import database_target
+from engine.pipeline import (
+    COVERAGE_EVERY_S,
+    FILL_BATCH,
     WRITE_BATCH,
     IndexReport,
     Preparsed,
     batched,
-    record_coverage,
+    key_candidates,
     scan,
     skipped_fingerprint,
-    store_vectors,
-    write_files,
+    wanted_keys,
 )
-from engine.keys import name_refusal
-from engine.pg.target import database_target
-from engine.store import Candidate, Store, StoreError, too_deep
-
-#: Chunks embedded per transaction by the background filler: small, so a search waiting for
-#: the shared embedder waits for at most one such batch.
-FILL_BATCH = 16
-#: Seconds between coverage updates while the background filler runs (counting is a scan).
-COVERAGE_EVERY_S = 2.0
-
-
-def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
-    """The store key of a path a watcher reported, or None when it cannot be a memory (outside
-    the store, inside a hidden folder such as ``.memsift``, not a Markdown/HTML name, or below
-    a folder the walk does not enter for being too deep)."""
-    try:
-        key = Path(path).relative_to(store.root).as_posix()
-    except ValueError:
-        return None
-    if name_refusal(PurePosixPath(key).parts):
-        return None
-    return None if too_deep(key.rpartition("/")[0]) else key
-
-
-def path_problem(store: Store, key: str) -> str | None:
-    """Why the file at ``key`` cannot be indexed from its path alone: a symlink on the way
-    (never followed), or not a regular file. None when it can (or when it does not exist)."""
-    here = store.root
-    for part in PurePosixPath(key).parts:
-        here = here / part
-        try:
-            info = here.lstat()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            return f"cannot stat: {exc.strerror}"
-        if stat.S_ISLNK(info.st_mode):
-            return "symlink (not followed)"
-    if not stat.S_ISREG(info.st_mode):
-        return NOT_REGULAR
-    return None
-
-
-NOT_REGULAR = "not a regular file"
+from engine.store import Store, StoreError
 
 
 def index_paths(
@@ -153,35 +111,6 @@ def index_paths(
     finally:
         conn.close()
     return report
-
-
-def wanted_keys(store: Store, keys: Iterable[str]) -> list[str]:
-    """``keys`` that can name a memory of ``store``, sorted, without duplicates."""
-    return sorted({k for k in keys if memory_key(store, store.root / k) == k})
-
-
-def key_candidates(store: Store, wanted: list[str]) -> list[Candidate]:
-    """What the scan should look at for ``wanted``: each key whose file exists (or is there
-    but unusable, with the reason); a key whose file is gone is left out, so its row, if any,
-    counts as removed."""
-    candidates = []
-    for key in wanted:
-        full = store.root / key
-        problem = path_problem(store, key)
-        if problem is None and not os.path.lexists(full):
-            continue
-        if problem == NOT_REGULAR and is_real_folder(full):
-            continue  # a folder named like a memory (notes.md/): walked into, never a file
-        candidates.append(Candidate(key, full, problem))
-    return candidates
-
-
-def is_real_folder(path: Path) -> bool:
-    """Whether ``path`` is a folder itself, not a link to one."""
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)
-    except OSError:
-        return False
 
 
 def indexed_under(store: Store, folders: Iterable[str]) -> set[str]:

@@ -15,20 +15,16 @@ consistent index that the next run completes:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 
 import apsw
 
 from engine import indexdb
 from engine import state as state_plane
-from engine.chunking import chunk_text
 from engine.db import (
     LOCK_NAME,
     ensure_vector_table,
@@ -41,96 +37,22 @@ from engine.db import (
 )
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database
-from engine.indexdb import FileRow, KnownFile, record_coverage
-from engine.memory import Memory, Skip, format_utc, parse_memory
+from engine.indexdb import record_coverage
 from engine.pg.target import database_target
-from engine.reading import Unreadable, over_limit, read_regular
-from engine.store import Candidate, Store, open_store, walk
-
-#: ``progress(phase, done, total)``; phase is "scan" or "embed".
-Progress = Callable[[str, int, int], None]
-
-WRITE_BATCH = 64
-EMBED_BATCH = 128
-
-#: Memories a caller has just parsed, by key: the sha256 of the bytes it parsed and the result.
-#: A scan that reads exactly those bytes uses the result instead of parsing the file again
-#: (``forget`` parses the file it writes to check the edit; a large HTML page takes seconds).
-Preparsed = Mapping[str, tuple[str, Memory]]
-
-
-@dataclass
-class IndexReport:
-    """What a run did, in the shape ``memsift index --json`` prints."""
-
-    indexed: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    removed: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    embedded: int = 0
-    #: State rows moved to a new path holding their memory's content: (old, new).
-    renamed: list[tuple[str, str]] = field(default_factory=list)
-    #: path -> content hash of each file this run wrote (what the index now knows of it).
-    written: dict[str, str] = field(default_factory=dict)
-
-    def took(self, batch: list[Parsed]) -> None:
-        """Record a batch of files as written to the index."""
-        self.indexed.extend(item.key for item in batch)
-        self.written.update((item.key, item.content_hash) for item in batch)
-
-    def move_lines(self) -> list[str]:
-        """One line per state row moved, as every surface reports it (index, watch, serve)."""
-        return [
-            f"moved state of {old} to {new} (renamed, same content)" for old, new in self.renamed
-        ]
-
-    def summary(self) -> dict[str, object]:
-        return {
-            "indexed": len(self.indexed),
-            "unchanged": self.unchanged,
-            "removed": len(self.removed),
-            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-            "embedded": self.embedded,
-            "moved": [{"from": old, "to": new} for old, new in self.renamed],
-        }
-
-
-@dataclass(frozen=True)
-class Parsed:
-    key: str
-    memory: Memory
-    content_hash: str
-    size: int
-    mtime_ns: int
-
-
-def content_digest(data: bytes) -> str:
-    """A file's content hash as the index keeps it (sha256 of its bytes, hex)."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def parsed_now(key: str, data: bytes, memory: Memory) -> Preparsed:
-    """``memory``, just parsed from ``data``, offered to the next scan of ``key``."""
-    return {key: (content_digest(data), memory)}
-
-
-def utc_from_ns(mtime_ns: int) -> str:
-    return format_utc(dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC))
-
-
-def embed_text(title: str, chunk: str) -> str:
-    """What the model reads for a chunk: the title gives a fragment its subject."""
-    return f"{title}\n{chunk}" if title else chunk
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch
+from engine.pipeline import (
+    EMBED_BATCH,
+    WRITE_BATCH,
+    IndexReport,
+    Parsed,
+    Progress,
+    batched,
+    changes_since,
+    embed_text,
+    file_row,
+    scan,
+    skipped_fingerprint,
+)
+from engine.store import Store, open_store, walk
 
 
 def index_store(
@@ -240,84 +162,11 @@ def run_index(
     return report
 
 
-def scan(
-    candidates: list[Candidate],
-    max_bytes: int,
-    known: dict[str, KnownFile],
-    seen: set[str],
-    report: IndexReport,
-    touched: list[tuple[int, str, str]],
-    progress: Progress | None = None,
-    preparsed: Preparsed | None = None,
-) -> Iterator[Parsed]:
-    """Yield the files that need writing; count unchanged ones and record skips as it goes.
-
-    A file whose mtime moved but whose bytes did not goes to ``touched``: its row gets the new
-    mtime (so the next run skips it on stat alone) without being parsed or re-embedded. A file
-    whose bytes are those of a ``preparsed`` entry is not parsed again."""
-    for number, candidate in enumerate(candidates, 1):
-        if progress and (number % 25 == 0 or number == len(candidates)):
-            progress("scan", number, len(candidates))
-        if candidate.skip:
-            report.skipped.append((candidate.key, candidate.skip))
-            continue
-        info = candidate.info or candidate.path.lstat()
-        if info.st_size > max_bytes:
-            report.skipped.append((candidate.key, over_limit(info.st_size, max_bytes)))
-            continue
-        stored = known.get(candidate.key)
-        if stored and stored.size == info.st_size and stored.mtime_ns == info.st_mtime_ns:
-            seen.add(candidate.key)
-            report.unchanged += 1
-            continue
-        try:
-            data, info = read_regular(candidate.path, max_bytes)
-        except Unreadable as exc:
-            report.skipped.append((candidate.key, exc.reason))
-            continue
-        digest = content_digest(data)
-        if stored and stored.content_hash == digest:
-            seen.add(candidate.key)
-            report.unchanged += 1
-            touched.append((info.st_mtime_ns, utc_from_ns(info.st_mtime_ns), candidate.key))
-            continue
-        given = (preparsed or {}).get(candidate.key)
-        try:
-            memory = given[1] if given and given[0] == digest else parse_memory(candidate.key, data)
-        except Skip as skip:
-            report.skipped.append((candidate.key, skip.reason))
-            continue
-        seen.add(candidate.key)
-        yield Parsed(candidate.key, memory, digest, info.st_size, info.st_mtime_ns)
-
-
 def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
     """Upsert a batch of files and replace their chunks, in one transaction."""
     with conn:
         for item in batch:
             indexdb.write_file(conn, file_row(item))
-
-
-def file_row(item: Parsed) -> FileRow:
-    """A parsed memory as its ``files`` row and chunks; a memory without body text is one chunk
-    of its title, so it still has a vector."""
-    m = item.memory
-    return FileRow(
-        path=item.key,
-        title=m.title,
-        kind=m.kind,
-        event_at=m.event_at,
-        updated_at=utc_from_ns(item.mtime_ns),
-        tags_json=json.dumps(list(m.tags), ensure_ascii=False),
-        archived=m.archived,
-        content_hash=item.content_hash,
-        size=item.size,
-        mtime_ns=item.mtime_ns,
-        chunks=[
-            (chunk, text_hash(embed_text(m.title, chunk)))
-            for chunk in chunk_text(m.body) or [m.title]
-        ],
-    )
 
 
 def fill_vectors(
@@ -358,19 +207,6 @@ def store_vectors(
     return len(batch)
 
 
-def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[str, list[int]]:
-    """path -> [size, mtime_ns] of the files this run skipped, so `status` does not count a
-    file it will skip again as a pending change."""
-    marks: dict[str, list[int]] = {}
-    for key, _ in skipped:
-        try:
-            info = (store.root / key).stat()
-        except OSError:
-            continue
-        marks[key] = [info.st_size, info.st_mtime_ns]
-    return marks
-
-
 def pending_changes(
     store: Store, conn: apsw.Connection, not_walked: list[tuple[str, str]] | None = None
 ) -> dict[str, int]:
@@ -384,29 +220,3 @@ def pending_changes(
     )
 
 
-def changes_since(
-    store: Store,
-    indexed: dict[str, tuple[int, int]],
-    skipped_json: str | None,
-    not_walked: list[tuple[str, str]] | None = None,
-) -> dict[str, int]:
-    """:func:`pending_changes` from what the index holds, on either backend: path -> (size,
-    mtime_ns) of every indexed file, and the last run's skipped files (its JSON)."""
-    skipped = {k: tuple(v) for k, v in json.loads(skipped_json or "{}").items()}
-    added = modified = 0
-    present: set[str] = set()
-    for candidate in walk(store):
-        if candidate.skip and not_walked is not None:
-            not_walked.append((candidate.key, candidate.skip))
-        if candidate.skip or candidate.info is None:
-            continue
-        present.add(candidate.key)
-        info = candidate.info
-        stored = indexed.get(candidate.key)
-        if stored is None:
-            if skipped.get(candidate.key) != (info.st_size, info.st_mtime_ns):
-                added += 1
-        elif stored != (info.st_size, info.st_mtime_ns):
-            modified += 1
-    removed = len(set(indexed) - present)
-    return {"added": added, "modified": modified, "removed": removed}

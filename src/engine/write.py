@@ -39,11 +39,11 @@ from engine.db import IndexMissing, guarded, open_index
 from engine.embedder import Embedder, EmbedderError
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
 from engine.incremental import index_paths
-from engine.indexer import parsed_now
 from engine.keys import resolve_memory
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.driver import PgError
 from engine.pg.target import DatabaseTarget, database_target
+from engine.pipeline import parsed_now
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope
 from engine.splice import SpliceError, splice

@@ -17,8 +17,8 @@ from mcp_harness import SRC, ServerSession
 from test_freshness import LEXICAL, eventually, indexed
 
 from engine.freshness import Freshness
-from engine.incremental import memory_key
 from engine.indexer import index_store
+from engine.pipeline import memory_key
 from engine.status import store_status
 from engine.store import MAX_FOLDER_DEPTH, TOO_DEEP, Store, StoreError, open_store
 

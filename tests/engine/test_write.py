@@ -287,7 +287,7 @@ def test_forget_and_undo_keep_a_latin1_html_page_in_its_own_encoding(make_store)
 
 def counting_parses(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     """The keys parse_memory is called with, by forget and by the index it updates."""
-    import engine.indexer
+    import engine.pipeline
     import engine.write
 
     calls: list[str] = []
@@ -297,7 +297,7 @@ def counting_parses(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
         return parse_memory(key, data)
 
     monkeypatch.setattr(engine.write, "parse_memory", counted)
-    monkeypatch.setattr(engine.indexer, "parse_memory", counted)
+    monkeypatch.setattr(engine.pipeline, "parse_memory", counted)
     return calls
 
 

@@ -22,16 +22,6 @@ from collections.abc import Callable
 from functools import partial
 
 from engine.embedder import Embedder
-from engine.incremental import COVERAGE_EVERY_S, FILL_BATCH, key_candidates
-from engine.indexer import (
-    WRITE_BATCH,
-    IndexReport,
-    Preparsed,
-    batched,
-    file_row,
-    scan,
-    skipped_fingerprint,
-)
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
 from engine.pg.indexer import ModelChanged, index_to_database, store_vectors
@@ -39,6 +29,18 @@ from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import SCHEMA_VERSION, has_index, layout
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
+from engine.pipeline import (
+    COVERAGE_EVERY_S,
+    FILL_BATCH,
+    WRITE_BATCH,
+    IndexReport,
+    Preparsed,
+    batched,
+    file_row,
+    key_candidates,
+    scan,
+    skipped_fingerprint,
+)
 from engine.store import Store
 
 

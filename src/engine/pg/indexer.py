@@ -13,7 +13,13 @@ import datetime as dt
 import json
 
 from engine.embedder import Embedder, to_blob
-from engine.indexer import (
+from engine.pg import indexdb
+from engine.pg.driver import PgConnection, connect, guarded, run_lock
+from engine.pg.ownership import refuse_foreign, shares_content
+from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
+from engine.pg.state import follow_content
+from engine.pg.target import DatabaseTarget
+from engine.pipeline import (
     EMBED_BATCH,
     WRITE_BATCH,
     IndexReport,
@@ -24,12 +30,6 @@ from engine.indexer import (
     scan,
     skipped_fingerprint,
 )
-from engine.pg import indexdb
-from engine.pg.driver import PgConnection, connect, guarded, run_lock
-from engine.pg.ownership import refuse_foreign, shares_content
-from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
-from engine.pg.state import follow_content
-from engine.pg.target import DatabaseTarget
 from engine.state import within
 from engine.store import Store, walk
 
@@ -153,7 +153,7 @@ def store_vectors(
     claim: bool = False,
 ) -> int:
     """Embed (hash, title, text) chunks as the SQLite indexer does (title and text together,
-    :func:`engine.indexer.embed_text`) and store them in one transaction; return how many.
+    :func:`engine.pipeline.embed_text`) and store them in one transaction; return how many.
 
     ``claim``: a writer outside the run lock first checks, in that transaction, that the index
     is still of ``embedder``'s model (:func:`engine.pg.indexdb.claim_model`), and raises

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from engine.indexer import changes_since
 from engine.pg import indexdb
 from engine.pg.driver import connect, guarded
 from engine.pg.schema import has_hnsw, require_index
 from engine.pg.search import hnsw_description
 from engine.pg.state import state_paths
 from engine.pg.target import DatabaseTarget
+from engine.pipeline import changes_since
 from engine.status import status_report
 from engine.store import Store
 

@@ -1,0 +1,295 @@
+"""The parts of indexing that no database is in: which files a run looks at, what it reads
+of each, and the rows and chunks it makes of them; what a run did, as a report.
+
+Both backends build their runs from these (:mod:`engine.indexer` and :mod:`engine.incremental`
+for SQLite, :mod:`engine.pg.indexer` and :mod:`engine.pg.incremental` for PostgreSQL), so a
+file is scanned, chunked and keyed one way whichever database it goes to, and a backend
+imports this module, never the other backend's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path, PurePosixPath
+
+from engine.chunking import chunk_text
+from engine.indexdb import FileRow, KnownFile
+from engine.keys import name_refusal
+from engine.memory import Memory, Skip, format_utc, parse_memory
+from engine.reading import Unreadable, over_limit, read_regular
+from engine.store import Candidate, Store, too_deep, walk
+
+#: ``progress(phase, done, total)``; phase is "scan" or "embed".
+Progress = Callable[[str, int, int], None]
+
+WRITE_BATCH = 64
+EMBED_BATCH = 128
+#: Chunks embedded per transaction by the background filler: small, so a search waiting for
+#: the shared embedder waits for at most one such batch.
+FILL_BATCH = 16
+#: Seconds between coverage updates while the background filler runs (counting is a scan).
+COVERAGE_EVERY_S = 2.0
+
+#: Memories a caller has just parsed, by key: the sha256 of the bytes it parsed and the result.
+#: A scan that reads exactly those bytes uses the result instead of parsing the file again
+#: (``forget`` parses the file it writes to check the edit; a large HTML page takes seconds).
+Preparsed = Mapping[str, tuple[str, Memory]]
+
+
+@dataclass
+class IndexReport:
+    """What a run did, in the shape ``memsift index --json`` prints."""
+
+    indexed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    embedded: int = 0
+    #: State rows moved to a new path holding their memory's content: (old, new).
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    #: path -> content hash of each file this run wrote (what the index now knows of it).
+    written: dict[str, str] = field(default_factory=dict)
+
+    def took(self, batch: list[Parsed]) -> None:
+        """Record a batch of files as written to the index."""
+        self.indexed.extend(item.key for item in batch)
+        self.written.update((item.key, item.content_hash) for item in batch)
+
+    def move_lines(self) -> list[str]:
+        """One line per state row moved, as every surface reports it (index, watch, serve)."""
+        return [
+            f"moved state of {old} to {new} (renamed, same content)" for old, new in self.renamed
+        ]
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "indexed": len(self.indexed),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "embedded": self.embedded,
+            "moved": [{"from": old, "to": new} for old, new in self.renamed],
+        }
+
+
+@dataclass(frozen=True)
+class Parsed:
+    key: str
+    memory: Memory
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+def content_digest(data: bytes) -> str:
+    """A file's content hash as the index keeps it (sha256 of its bytes, hex)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def parsed_now(key: str, data: bytes, memory: Memory) -> Preparsed:
+    """``memory``, just parsed from ``data``, offered to the next scan of ``key``."""
+    return {key: (content_digest(data), memory)}
+
+
+def utc_from_ns(mtime_ns: int) -> str:
+    return format_utc(dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.UTC))
+
+
+def embed_text(title: str, chunk: str) -> str:
+    """What the model reads for a chunk: the title gives a fragment its subject."""
+    return f"{title}\n{chunk}" if title else chunk
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def scan(
+    candidates: list[Candidate],
+    max_bytes: int,
+    known: dict[str, KnownFile],
+    seen: set[str],
+    report: IndexReport,
+    touched: list[tuple[int, str, str]],
+    progress: Progress | None = None,
+    preparsed: Preparsed | None = None,
+) -> Iterator[Parsed]:
+    """Yield the files that need writing; count unchanged ones and record skips as it goes.
+
+    A file whose mtime moved but whose bytes did not goes to ``touched``: its row gets the new
+    mtime (so the next run skips it on stat alone) without being parsed or re-embedded. A file
+    whose bytes are those of a ``preparsed`` entry is not parsed again."""
+    for number, candidate in enumerate(candidates, 1):
+        if progress and (number % 25 == 0 or number == len(candidates)):
+            progress("scan", number, len(candidates))
+        if candidate.skip:
+            report.skipped.append((candidate.key, candidate.skip))
+            continue
+        info = candidate.info or candidate.path.lstat()
+        if info.st_size > max_bytes:
+            report.skipped.append((candidate.key, over_limit(info.st_size, max_bytes)))
+            continue
+        stored = known.get(candidate.key)
+        if stored and stored.size == info.st_size and stored.mtime_ns == info.st_mtime_ns:
+            seen.add(candidate.key)
+            report.unchanged += 1
+            continue
+        try:
+            data, info = read_regular(candidate.path, max_bytes)
+        except Unreadable as exc:
+            report.skipped.append((candidate.key, exc.reason))
+            continue
+        digest = content_digest(data)
+        if stored and stored.content_hash == digest:
+            seen.add(candidate.key)
+            report.unchanged += 1
+            touched.append((info.st_mtime_ns, utc_from_ns(info.st_mtime_ns), candidate.key))
+            continue
+        given = (preparsed or {}).get(candidate.key)
+        try:
+            memory = given[1] if given and given[0] == digest else parse_memory(candidate.key, data)
+        except Skip as skip:
+            report.skipped.append((candidate.key, skip.reason))
+            continue
+        seen.add(candidate.key)
+        yield Parsed(candidate.key, memory, digest, info.st_size, info.st_mtime_ns)
+
+
+def file_row(item: Parsed) -> FileRow:
+    """A parsed memory as its ``files`` row and chunks; a memory without body text is one chunk
+    of its title, so it still has a vector."""
+    m = item.memory
+    return FileRow(
+        path=item.key,
+        title=m.title,
+        kind=m.kind,
+        event_at=m.event_at,
+        updated_at=utc_from_ns(item.mtime_ns),
+        tags_json=json.dumps(list(m.tags), ensure_ascii=False),
+        archived=m.archived,
+        content_hash=item.content_hash,
+        size=item.size,
+        mtime_ns=item.mtime_ns,
+        chunks=[
+            (chunk, text_hash(embed_text(m.title, chunk)))
+            for chunk in chunk_text(m.body) or [m.title]
+        ],
+    )
+
+
+def skipped_fingerprint(store: Store, skipped: list[tuple[str, str]]) -> dict[str, list[int]]:
+    """path -> [size, mtime_ns] of the files this run skipped, so `status` does not count a
+    file it will skip again as a pending change."""
+    marks: dict[str, list[int]] = {}
+    for key, _ in skipped:
+        try:
+            info = (store.root / key).stat()
+        except OSError:
+            continue
+        marks[key] = [info.st_size, info.st_mtime_ns]
+    return marks
+
+
+def changes_since(
+    store: Store,
+    indexed: dict[str, tuple[int, int]],
+    skipped_json: str | None,
+    not_walked: list[tuple[str, str]] | None = None,
+) -> dict[str, int]:
+    """:func:`pending_changes` from what the index holds, on either backend: path -> (size,
+    mtime_ns) of every indexed file, and the last run's skipped files (its JSON)."""
+    skipped = {k: tuple(v) for k, v in json.loads(skipped_json or "{}").items()}
+    added = modified = 0
+    present: set[str] = set()
+    for candidate in walk(store):
+        if candidate.skip and not_walked is not None:
+            not_walked.append((candidate.key, candidate.skip))
+        if candidate.skip or candidate.info is None:
+            continue
+        present.add(candidate.key)
+        info = candidate.info
+        stored = indexed.get(candidate.key)
+        if stored is None:
+            if skipped.get(candidate.key) != (info.st_size, info.st_mtime_ns):
+                added += 1
+        elif stored != (info.st_size, info.st_mtime_ns):
+            modified += 1
+    removed = len(set(indexed) - present)
+    return {"added": added, "modified": modified, "removed": removed}
+
+
+def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
+    """The store key of a path a watcher reported, or None when it cannot be a memory (outside
+    the store, inside a hidden folder such as ``.memsift``, not a Markdown/HTML name, or below
+    a folder the walk does not enter for being too deep)."""
+    try:
+        key = Path(path).relative_to(store.root).as_posix()
+    except ValueError:
+        return None
+    if name_refusal(PurePosixPath(key).parts):
+        return None
+    return None if too_deep(key.rpartition("/")[0]) else key
+
+
+def path_problem(store: Store, key: str) -> str | None:
+    """Why the file at ``key`` cannot be indexed from its path alone: a symlink on the way
+    (never followed), or not a regular file. None when it can (or when it does not exist)."""
+    here = store.root
+    for part in PurePosixPath(key).parts:
+        here = here / part
+        try:
+            info = here.lstat()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot stat: {exc.strerror}"
+        if stat.S_ISLNK(info.st_mode):
+            return "symlink (not followed)"
+    if not stat.S_ISREG(info.st_mode):
+        return NOT_REGULAR
+    return None
+
+
+NOT_REGULAR = "not a regular file"
+
+
+def wanted_keys(store: Store, keys: Iterable[str]) -> list[str]:
+    """``keys`` that can name a memory of ``store``, sorted, without duplicates."""
+    return sorted({k for k in keys if memory_key(store, store.root / k) == k})
+
+
+def key_candidates(store: Store, wanted: list[str]) -> list[Candidate]:
+    """What the scan should look at for ``wanted``: each key whose file exists (or is there
+    but unusable, with the reason); a key whose file is gone is left out, so its row, if any,
+    counts as removed."""
+    candidates = []
+    for key in wanted:
+        full = store.root / key
+        problem = path_problem(store, key)
+        if problem is None and not os.path.lexists(full):
+            continue
+        if problem == NOT_REGULAR and is_real_folder(full):
+            continue  # a folder named like a memory (notes.md/): walked into, never a file
+        candidates.append(Candidate(key, full, problem))
+    return candidates
+
+
+def is_real_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder itself, not a link to one."""
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
