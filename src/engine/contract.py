@@ -78,6 +78,10 @@ PARAMS: tuple[Param, ...] = (
     Param(5, "time_from", "start of the time the query names (UTC text)", "query_time"),
     Param(6, "time_to", "end of the time the query names (UTC text)", "query_time"),
 )
+#: Below this share of the chunks embedded with the configured model, the vector arm drops and
+#: the search is marked degraded (both backends count coverage the same way).
+MIN_VECTOR_COVERAGE = 0.95
+
 #: The scope's values are bound from here on, as many as the scope needs.
 FIRST_SCOPE_PARAM = max(p.number for p in PARAMS) + 1
 

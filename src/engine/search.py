@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.arms import ARMS, Arm
 from engine.assemble import RRF_K, assemble, resolve_weights
-from engine.contract import Available, bind, bound_prefix
+from engine.contract import MIN_VECTOR_COVERAGE, Available, bind, bound_prefix
 from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database, Problem, classify
@@ -43,7 +43,6 @@ DEFAULT_LIMIT = 10
 CANDIDATE_LIMIT = 100
 #: sqlite-vec answers k-NN for k <= 4096 and the vector arm asks for 4 per candidate.
 MAX_LIMIT = 1000
-MIN_VECTOR_COVERAGE = 0.95
 SNIPPET_CHARS = 300
 MAX_EMBED_QUERY_CHARS = 4000
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from engine.contract import bind, bound_prefix
+from engine.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
 from engine.pg.indexdb import vector_coverage
@@ -108,8 +108,6 @@ class PgSearchBackend:
         return hnsw_description(self.target.ef_search)
 
     def vector_plane_problem(self, embedder: Embedder) -> str | None:
-        from engine.search import MIN_VECTOR_COVERAGE
-
         meta = dict(self.conn.run("SELECT key, value FROM meta").fetchall())
         model = meta.get("model")
         if model is None:

@@ -9,7 +9,7 @@ from engine.pg.search import hnsw_description
 from engine.pg.state import state_paths
 from engine.pg.target import DatabaseTarget
 from engine.pipeline import changes_since
-from engine.status import status_report
+from engine.status_report import status_report
 from engine.store import Store
 
 
