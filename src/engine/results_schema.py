@@ -708,8 +708,8 @@ def read_results(kind: ResultsFile[T], path: Path, display: str) -> T:
     if isinstance(value, dict) and stamp is None and "registry_sha256" in value:
         raise ResultsError(
             f"{display}: written in the layout before format {FORMAT} (stamped with "
-            "registry_sha256); convert it with `python benchmarks/convert_results.py` or "
-            f"run `{kind.command}` again"
+            f"registry_sha256), which this memsift no longer reads; run `{kind.command}` "
+            "again to measure it in the current layout"
         )
     if isinstance(stamp, Mapping) and stamp.get("format") not in (FORMAT, None):
         raise ResultsError(

@@ -227,7 +227,7 @@ def test_an_mcp_file_of_the_first_layout_stops_the_build_with_the_fix(site: Site
         "arms-doc: benchmarks/results/mcp.json: written in the layout before format 2"
         in caplog.text
     )
-    assert "python benchmarks/convert_results.py" in caplog.text
+    assert "python benchmarks/mcp_latency.py" in caplog.text
 
 
 def edit_registry(site: Site, old: str, new: str) -> None:

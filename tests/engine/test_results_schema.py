@@ -126,11 +126,11 @@ def test_invalid_json_names_the_line_and_column(tmp_path: Path):
     assert message.startswith("benchmarks/results/quality.json:2:13: not valid JSON")
 
 
-def test_a_file_of_the_first_layout_says_how_to_convert_it(tmp_path: Path):
+def test_a_file_of_the_first_layout_says_to_measure_it_again(tmp_path: Path):
     message = refusal(written(tmp_path, {"kind": "quality", "registry_sha256": "0" * 64}))
 
     assert "written in the layout before format 2" in message
-    assert "python benchmarks/convert_results.py" in message
+    assert "python benchmarks/quality.py" in message and "again" in message
 
 
 def test_a_format_this_memsift_does_not_read_is_refused(tmp_path: Path):
@@ -326,10 +326,10 @@ def test_an_mcp_json_that_lists_a_store_size_twice_is_refused(tmp_path: Path):
     )
 
 
-def test_an_mcp_json_of_the_first_layout_says_how_to_convert_it(tmp_path: Path):
+def test_an_mcp_json_of_the_first_layout_says_to_measure_it_again(tmp_path: Path):
     path = written(tmp_path, {"benchmark": "mcp", "registry_sha256": "0" * 64}, "mcp.json")
 
-    assert "python benchmarks/convert_results.py" in refusal(path, MCP)
+    assert "python benchmarks/mcp_latency.py" in refusal(path, MCP)
 
 
 def test_a_value_its_schema_refuses_is_not_written(tmp_path: Path):
