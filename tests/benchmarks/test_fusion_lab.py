@@ -69,3 +69,36 @@ def test_ndcg_at_10_is_one_for_the_ideal_order_and_zero_without_a_relevant_hit()
 
 def test_equal_keys_share_a_rank_and_the_next_rank_skips():
     assert lab.tie_ranks({"a": 1, "b": 1, "c": 2}) == {"a": 1, "b": 1, "c": 3}
+
+
+@pytest.mark.parametrize("query", [*QUERIES, "what happened in june 2026"])
+def test_the_labs_fusion_orders_hits_as_the_fused_sql_statement_does(examples, query):
+    """The lab proposes the registry's weights, so its fusion must be the statement's: on a
+    lexical search (no state rows, so no salience) its order is the SQL's, hit for hit."""
+    from engine.arms import ARMS
+    from engine.assemble import RRF_K
+
+    store, conn = examples
+    weights = {arm.name: arm.weight for arm in ARMS}
+    scope = build_scope(ScopeSpec())
+    match = lab.fts_form(conn, sanitize(query), scope, "chunk")
+    runs = lab.QueryRuns("q", query, None, {})
+    runs.arms["fts:chunk"] = lab.fts_hits(conn, "chunk", match, scope) if match else []
+    runs.arms["vector"] = []
+    moments = dict(conn.execute("SELECT path, coalesce(event_at, updated_at) FROM files"))
+    setting = lab.Setting(
+        fts=weights["fts"],
+        vector=0.0,
+        recency=weights["recency"],
+        time=weights["time"],
+        relative=True,
+        k=RRF_K,
+        fts_variant="chunk",
+        candidates=100,
+    )
+
+    replayed = [path for path, _ in lab.fuse(lab.StoreRuns("s", moments, [runs]), runs, setting)]
+
+    result = search(store, query, use_vector=False, limit=10, min_similarity=0)
+    assert [hit.path for hit in result.hits] == replayed[:10]
+    assert result.hits
