@@ -29,8 +29,7 @@ from engine.progress import periodic_progress
 from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
-from engine.status import store_status
-from engine.status_report import stale_state_paths
+from engine.status import stale_state_paths, store_status
 from engine.store import Store, StoreError, open_store
 from engine.terminal import printable
 from engine.version import memsift_version

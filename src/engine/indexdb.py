@@ -14,44 +14,15 @@ commits in small batches so a killed run leaves a consistent index).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 import apsw
 
 from engine.contract import bind, bound_prefix
 from engine.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
 from engine.errors import DatabaseError
-
-
-class KnownFile(NamedTuple):
-    """A file as the index last saw it: enough to tell, from ``stat()``, whether it changed."""
-
-    id: int
-    content_hash: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True)
-class FileRow:
-    """One memory as written to ``files``, with its chunks as ``(text, hash of embedded text)``
-    in order."""
-
-    path: str
-    title: str
-    kind: str | None
-    event_at: str | None
-    updated_at: str
-    tags_json: str
-    archived: bool
-    content_hash: str
-    size: int
-    mtime_ns: int
-    chunks: Sequence[tuple[str, str]]
-
+from engine.pipeline import FileRow, KnownFile
 
 # --- files -------------------------------------------------------------------------------------
 

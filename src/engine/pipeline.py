@@ -14,13 +14,13 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from engine.chunking import chunk_text
-from engine.indexdb import FileRow, KnownFile
 from engine.keys import name_refusal
 from engine.memory import Memory, Skip, format_utc, parse_memory
 from engine.reading import Unreadable, over_limit, read_regular
@@ -41,6 +41,33 @@ COVERAGE_EVERY_S = 2.0
 #: A scan that reads exactly those bytes uses the result instead of parsing the file again
 #: (``forget`` parses the file it writes to check the edit; a large HTML page takes seconds).
 Preparsed = Mapping[str, tuple[str, Memory]]
+
+
+class KnownFile(NamedTuple):
+    """A file as the index last saw it: enough to tell, from ``stat()``, whether it changed."""
+
+    id: int
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """One memory as written to ``files``, with its chunks as ``(text, hash of embedded text)``
+    in order."""
+
+    path: str
+    title: str
+    kind: str | None
+    event_at: str | None
+    updated_at: str
+    tags_json: str
+    archived: bool
+    content_hash: str
+    size: int
+    mtime_ns: int
+    chunks: Sequence[tuple[str, str]]
 
 
 @dataclass

@@ -13,8 +13,13 @@ from engine.db import guarded, open_index_reader, read_meta
 from engine.errors import Database
 from engine.indexer import pending_changes
 from engine.pg.target import database_target
-from engine.status_report import status_report
+from engine.status_report import stale_among, status_report
 from engine.store import Store
+
+
+def stale_state_paths(store: Store) -> list[str]:
+    """State rows whose memory file no longer exists in the store."""
+    return stale_among(store, state_plane.state_paths(store))
 
 
 def store_status(store: Store) -> dict[str, object]:

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine import state as state_plane
 from engine.store import Store
 
 
-def stale_state_paths(store: Store, known: list[str] | None = None) -> list[str]:
-    """State rows whose memory file no longer exists in the store."""
-    paths = state_plane.state_paths(store) if known is None else known
-    return [p for p in paths if not is_file(store.root / p)]
+def stale_among(store: Store, known: list[str]) -> list[str]:
+    """Those of the state rows ``known`` whose memory file no longer exists in the store."""
+    return [p for p in known if not is_file(store.root / p)]
 
 
 def is_file(path: Path) -> bool:
@@ -62,7 +60,7 @@ def status_report(
         "index_db": databases[0],
         "state_db": databases[1],
         "state_rows": len(known),
-        "stale_state_rows": stale_state_paths(store, known),
+        "stale_state_rows": stale_among(store, known),
         "indexed_at": indexed_at,
         "last_run_complete": complete,
         "changed_since_index": any(changes.values()) or not complete,

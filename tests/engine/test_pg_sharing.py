@@ -11,7 +11,7 @@ from engine import state as state_plane
 from engine.indexer import index_store
 from engine.pg.ownership import ForeignSchema
 from engine.search import search
-from engine.status_report import stale_state_paths
+from engine.status import stale_state_paths
 
 
 def test_stores_in_their_own_schemas_of_one_database_never_see_each_other(

@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable
 
 from engine.contract import bind
-from engine.indexdb import FileRow, KnownFile
 from engine.pg.driver import PgConnection
+from engine.pipeline import FileRow, KnownFile
 
 #: The chunk's full text: title (weight A), tags (B) and body (D), in the store's ``memsift``
 #: configuration; the fts arm's BM25 counts a match 4 : 2 : 1 by those labels, as SQLite's

@@ -18,7 +18,7 @@ from engine.freshness import Freshness
 from engine.incremental import index_paths
 from engine.indexer import index_store
 from engine.service import content_hash_of, read_page, reinforce_memory
-from engine.status_report import stale_state_paths
+from engine.status import stale_state_paths
 from engine.write import forget
 
 LEXICAL = '[embedder]\nmodel = "none"\n'

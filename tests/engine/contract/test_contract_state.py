@@ -14,8 +14,7 @@ from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import Searcher, search
 from engine.service import content_hash_of
-from engine.status import store_status
-from engine.status_report import stale_state_paths
+from engine.status import stale_state_paths, store_status
 
 
 @pytest.fixture

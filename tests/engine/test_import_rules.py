@@ -1,0 +1,61 @@
+"""Imports run one way: the pure parts of the engine (ranking, the memory file format, the
+pipeline's records and rules, the status report) reach no database driver, so both backends
+can build on them and neither reaches the other through them."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+DRIVERS = {"apsw", "psycopg", "sqlite_vec", "pgvector"}
+PURE = [
+    "engine.arms", "engine.arm_rules", "engine.assemble", "engine.contract", "engine.scope",
+    "engine.query", "engine.when", "engine.memory", "engine.web_charsets", "engine.splice",
+    "engine.chunking", "engine.keys", "engine.reading", "engine.store", "engine.config",
+    "engine.pipeline", "engine.status_report",
+]
+
+
+def module_file(name: str) -> Path | None:
+    base = SRC.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def imported(name: str) -> set[str]:
+    """Every module ``name`` imports, at module level or inside a function."""
+    path = module_file(name)
+    assert path is not None, name
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def drivers_reached(name: str) -> dict[str, str]:
+    """driver -> the engine module that imports it, over everything ``name`` reaches."""
+    seen, todo, reached = set(), [name], {}
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        for other in imported(current):
+            if other.split(".")[0] in DRIVERS:
+                reached.setdefault(other.split(".")[0], current)
+            elif other.startswith(("engine.", "arms_doc.")) and module_file(other):
+                todo.append(other)
+    return reached
+
+
+@pytest.mark.parametrize("name", PURE)
+def test_a_pure_module_reaches_no_database_driver(name):
+    assert drivers_reached(name) == {}
