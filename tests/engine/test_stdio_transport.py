@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from engine.stdio_pipes import LineReader, LineWriter
-from engine.stdio_transport import stdio_streams
+from engine.stdio_pipes import MAX_LINE_BYTES, LineReader, LineWriter
+from engine.stdio_transport import DRAIN_SECONDS, stdio_streams
 
 
 def run_transport(lines: list[str], server, drain_seconds: float) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
@@ -91,3 +92,8 @@ def test_a_request_the_client_cancelled_is_not_waited_for():
     written, logged = run_transport([PING, cancel], server, drain_seconds=120)
     assert (written, logged) == ("", [])
 
+
+def test_the_docs_state_the_line_limit_and_the_drain_deadline():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text()
+    assert f"{MAX_LINE_BYTES:,} bytes" in page
+    assert f"up to {DRAIN_SECONDS:g} seconds" in page
