@@ -14,10 +14,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
+import anyio.lowlevel
 import apsw
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -37,6 +39,7 @@ from engine.service import (
     SearchArgs,
     compact,
 )
+from engine.stdio_transport import stdio_streams
 from engine.store import Store
 from engine.terminal import printable
 from engine.version import memsift_version
@@ -185,10 +188,19 @@ def answer(data: dict[str, object]) -> CallToolResult:
     )
 
 
+CALL_OUTCOME: ContextVar[dict[str, object] | None] = ContextVar("memsift_outcome", default=None)
+"""Where a tool call leaves what it did, for :meth:`MemoryServer.call_tool` to report should
+the call be cancelled after the work was done (a worker thread finishes what it started)."""
+
+
 def call(work, *args, **kwargs):  # type: ignore[no-untyped-def]
     """Run a service call, turning what it refuses into a tool error with its message."""
     try:
-        return answer(work(*args, **kwargs))
+        data = work(*args, **kwargs)
+        outcome = CALL_OUTCOME.get()
+        if outcome is not None:
+            outcome["data"] = data
+        return answer(data)
     except ToolError:
         raise
     except ERRORS as exc:
@@ -248,26 +260,66 @@ def unknown_arguments(tool: Any, arguments: object) -> str | None:
     )
 
 
+def done_before_cancel(name: str, data: dict[str, object]) -> str | None:
+    """What a cancelled call had changed in the store, said for the log; None when it
+    changed nothing (a search, a status, a read of a read-only store)."""
+    path = data.get("path")
+    if name == "memory_remember":
+        return f"it had written {path}: the memory is kept, do not write it again"
+    if name == "memory_forget" and data.get("changed"):
+        return f"it had archived {path}"
+    if name == "memory_reinforce":
+        return f"it had recorded the outcome for {path} (outcome_score {data.get('outcome_score')})"
+    if name == "memory_read" and data.get("access_count") is not None:
+        return f"it had counted a read of {path}"
+    return None
+
+
+def log(line: str) -> None:
+    """One line of the server's log on stderr (stdout is the protocol's), never a password."""
+    print(f"memsift serve: {printable(redact(line))}", file=sys.stderr, flush=True)
+
+
 class MemoryServer(MCPServer):
     """The SDK's server, with bad arguments refused in one line naming each argument (the
-    SDK's own message is the validator's multi-line report, ending with a web link)."""
+    SDK's own message is the validator's multi-line report, ending with a web link), and a
+    call cancelled after its work was done (by the client, or at the end of the input) said
+    in the log: its answer is never sent, so nothing else would tell."""
+
+    log: Callable[[str], None] = staticmethod(log)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         unknown = unknown_arguments(self._tool_manager.get_tool(name), arguments)
         if unknown:
             raise ToolError(f"{name}: bad arguments: {unknown}")
+        outcome: dict[str, object] = {}
+        token = CALL_OUTCOME.set(outcome)
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
+            # A worker thread is waited for even when its call is cancelled meanwhile, and
+            # the cancellation would surface only later, in the SDK, where nothing says what
+            # the call did: take it here.
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            return result
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 problems = argument_problems(exc.__cause__)
                 raise ToolError(f"{name}: bad arguments: {problems}") from exc.__cause__
             raise
+        except anyio.get_cancelled_exc_class():
+            data = outcome.get("data")
+            done = done_before_cancel(name, data) if isinstance(data, dict) else None
+            if done is not None:
+                self.log(f"{name} was cancelled before it could answer, but {done}")
+            raise
+        finally:
+            CALL_OUTCOME.reset(token)
 
 
-def build_server(service: MemoryService) -> MCPServer:
-    """The MCP server with memsift's tools (and memory files as resources)."""
-    server: MCPServer = MemoryServer(
+def build_server(service: MemoryService, log: Callable[[str], None] = log) -> MemoryServer:
+    """The MCP server with memsift's tools (and memory files as resources); ``log`` takes
+    what the server reports on stderr."""
+    server = MemoryServer(
         SERVER_NAME,
         title="memsift memory",
         instructions=INSTRUCTIONS,
@@ -415,6 +467,7 @@ def build_server(service: MemoryService) -> MCPServer:
 
     for tool in server._tool_manager.list_tools():  # say what call_tool enforces
         tool.parameters["additionalProperties"] = False
+    server.log = log  # type: ignore[method-assign]
     return server
 
 
@@ -438,51 +491,44 @@ def tool_definitions(service: MemoryService | None = None) -> list[dict[str, obj
 
 
 def interrupted(log: Callable[[str], None]) -> None:
-    """Ctrl-C in a terminal. The stdio transport reads stdin on a worker thread that no
+    """Ctrl-C in a terminal. A terminal's input is read on a worker thread that no
     cancellation reaches, so a graceful stop would hang until the next line of input; every
     write the server makes is atomic on disk, so ending the process here loses nothing."""
     log("interrupted; stopping")
     os._exit(130)
 
 
-def run_stdio(server: MCPServer) -> None:
-    """Serve over stdin/stdout: on the event loop itself when they are pipes (see
-    :mod:`engine.stdio_pipes`), else through the SDK's own stdio transport."""
+def run_stdio(server: MCPServer, log: Callable[[str], None]) -> None:
+    """Serve over stdin/stdout through memsift's transport (see :mod:`engine.stdio_transport`
+    and :mod:`engine.stdio_pipes`); on Windows through the SDK's own."""
     # The SDK's MCPServer.run_stdio_async is exactly this with its threaded streams; the
     # low-level server is reached the same way it does (mcp pinned to 2.x).
     lowlevel = getattr(server, "_lowlevel_server", None)
     if lowlevel is None or not stdio_pipes.usable():
         server.run("stdio")
         return
-    anyio.run(serve_pipes, lowlevel)
+    anyio.run(serve_wire, lowlevel, log)
 
 
-async def serve_pipes(lowlevel) -> None:  # type: ignore[no-untyped-def]
-    from mcp.server.stdio import stdio_server
-
+async def serve_wire(lowlevel, log: Callable[[str], None]) -> None:  # type: ignore[no-untyped-def]
     with stdio_pipes.claimed() as (wire_in, wire_out):
+        reader = stdio_pipes.LineReader(wire_in)
         writer = stdio_pipes.LineWriter(wire_out)
-        reader = stdio_pipes.JsonRpcLines(stdio_pipes.LineReader(wire_in), writer)
-        async with stdio_server(stdin=reader, stdout=writer) as (read, write):  # type: ignore[arg-type]
+        async with stdio_streams(reader, writer, log) as (read, write):
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
-
-
-def log(line: str) -> None:
-    """One line of the server's log on stderr (stdout is the protocol's), never a password."""
-    print(f"memsift serve: {printable(redact(line))}", file=sys.stderr, flush=True)
 
 
 def serve(store: Store, *, watch: bool = True) -> None:
     """Serve ``store`` over stdio until the client closes the connection."""
     freshness = Freshness(store, watch=watch, log=log)
     service = MemoryService(store, freshness=freshness)
-    server = build_server(service)
+    server = build_server(service, log=log)
     redact_logging()  # the SDK's handlers exist now; it logs a tool's crash with its traceback
     signal.signal(signal.SIGINT, lambda *_: interrupted(log))
     freshness.start()
     threading.Thread(target=service.warm, name="memsift-warm", daemon=True).start()
     try:
-        run_stdio(server)
+        run_stdio(server, log)
     finally:
         freshness.stop()
         service.close()

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 from mcp_harness import SRC, ServerSession
+from raw_wire import INITIALIZE, RawWire, lexical_store, request, tool_call, wait_until
 
 from engine.indexer import index_store
 from engine.memory import parse_memory
+from engine.stdio_pipes import MAX_LINE_BYTES
 from engine.store import open_store
 
 CLI = [sys.executable, "-c", "from engine.cli import main; main()"]
@@ -355,7 +357,10 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_answer_and_the_server_serves_
     assert answers[0] == {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {"code": -32700, "message": "Parse error: the line is not JSON"},
+        "error": {
+            "code": -32700,
+            "message": "Parse error: the line is not JSON (Expecting value at character 0)",
+        },
     }
     assert (answers[1]["id"], answers[1]["error"]["code"]) == (3, -32600)
     assert answers[2]["id"] == 7 and answers[2]["result"]["serverInfo"]["name"]
@@ -402,3 +407,163 @@ def test_a_client_that_goes_away_mid_call_ends_the_server_quietly(tmp_path):
 
     assert child.returncode == 0, stderr
     assert "unexpected" not in stderr and "Traceback" not in stderr
+    assert "the answers to requests 0, 1 were not delivered" in stderr  # nothing silent
+
+
+# --------------------------------------------------------------------------- the raw wire
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """One server spoken to in raw lines, initialized, for the tests that only send lines."""
+    session = RawWire(lexical_store(tmp_path_factory.mktemp("wire") / "store"))
+    try:
+        session.initialize()
+        yield session
+    finally:
+        session.close()
+
+
+UNANSWERED_BEFORE = [  # a line the SDK answered with silence, the id and code it now gets
+    (request(1, "ping", "x"), 1, -32600),
+    (request(2, "ping", 5), 2, -32600),
+    (request(3, "ping", []), 3, -32602),
+    (request(True, "ping"), None, -32600),
+    (request({"n": 1}, "ping"), None, -32600),
+    (request(1.5, "ping"), None, -32600),
+    (request(None, "ping"), None, -32600),
+    ('{"jsonrpc": "2.0", "id": "a\\ud800", "method": "ping"}', None, -32600),
+    (tool_call(4, "memory_search", {"query": "a\ud800"}), 4, -32602),
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"\\udc00": 1}}', 5, -32602),
+    ("[" * 100_000, None, -32700),  # it ended the server
+]
+
+
+@pytest.mark.parametrize(("line", "request_id", "code"), UNANSWERED_BEFORE)
+def test_every_request_gets_an_answer_and_the_server_serves_on(wire, line, request_id, code):
+    """JSON-RPC 2.0: a request is answered, with id null when its id cannot be read; the
+    rules are in docs/agents.md."""
+    wire.send(line)
+    answer = wire.answer()
+    assert (answer["id"], answer["error"]["code"]) == (request_id, code), answer
+    assert "\n" not in answer["error"]["message"]
+    wire.send(request("next", "ping"))
+    assert wire.answer_to("next")["result"] == {}
+
+
+def test_a_lone_surrogate_is_refused_naming_where_it_is(wire):
+    wire.send(tool_call(6, "memory_search", {"query": "x", "tags": ["ok", "b\udfff"]}))
+    message = wire.answer_to(6)["error"]["message"]
+    assert "params.arguments.tags.1 holds a lone surrogate" in message
+
+
+def test_a_line_over_the_limit_gets_an_error_answer_and_the_next_request_is_served(wire):
+    """The line is dropped as it is read; its id, written before the long params as clients
+    do, is kept for the answer."""
+    padding = "x" * (MAX_LINE_BYTES + 1)
+    wire.send(tool_call("long", "memory_search", {"query": padding}))
+    answer = wire.answer_to("long")
+    assert answer["error"]["code"] == -32600
+    assert f"longer than {MAX_LINE_BYTES} bytes" in answer["error"]["message"]
+    wire.send(request("after", "ping"))
+    assert wire.answer_to("after")["result"] == {}
+
+
+def test_a_line_as_long_as_the_limit_is_served(wire):
+    line = request("edge", "ping")
+    wire.send(line[:-1] + " " * (MAX_LINE_BYTES - len(line)) + "}")
+    assert wire.answer_to("edge")["result"] == {}
+
+
+def test_requests_followed_by_the_end_of_input_are_answered_before_the_server_exits(tmp_path):
+    """A client that sends its last requests and closes its input still gets every answer:
+    without them, one retrying the remember would write the memory twice."""
+    root = lexical_store(tmp_path / "store")
+    wire = RawWire(root)
+    try:
+        wire.wait_for_log("caught up")  # the server's own index run is over
+        wire.initialize()
+        # A first read makes state.db: a status read while reinforce creates it can find no
+        # table yet (a separate race, not this test's subject).
+        wire.send(tool_call("first", "memory_read", {"path": "a.md"}))
+        assert not wire.answer_to("first")["result"]["isError"]
+        wire.send(tool_call(1, "memory_remember", {"title": "Last words", "body": "Said."}))
+        wire.send(tool_call(2, "memory_reinforce", {"path": "a.md", "outcome": 1}))
+        wire.send(tool_call(3, "memory_status", {}))
+        wire.send(tool_call(4, "memory_read", {"path": "a.md"}))
+        answers = {answer["id"]: answer for answer in wire.end_input()}
+    finally:
+        wire.close()
+    assert sorted(answers) == [1, 2, 3, 4], answers
+    assert all(not answer["result"]["isError"] for answer in answers.values()), answers
+    assert answers[1]["result"]["structuredContent"]["path"] == "semantic/last-words.md"
+    assert sorted(path.name for path in (root / "semantic").iterdir()) == ["last-words.md"]
+
+
+def test_requests_read_from_a_file_are_all_answered(tmp_path):
+    """``memsift serve < requests.jsonl``: a regular file is read on a worker thread (the
+    event loop cannot watch one), with the same judging of lines and the same drain."""
+    import os
+
+    root = lexical_store(tmp_path / "store")
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(
+        "\n".join(
+            [
+                json.dumps(INITIALIZE),
+                '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+                tool_call(1, "memory_remember", {"title": "From a file", "body": "Filed."}),
+                request(True, "ping"),
+            ]
+        )
+        + "\n"
+    )
+    with requests.open("rb") as stdin, (tmp_path / "answers.jsonl").open("wb") as stdout:
+        subprocess.run(
+            [*CLI, "--store", str(root), "serve", "--no-watch"],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(SRC)},
+            timeout=120,
+            check=True,
+        )
+    answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
+    assert sorted(str(answer["id"]) for answer in answers) == ["0", "1", "None"], answers
+    assert (root / "semantic" / "from-a-file.md").is_file()
+
+
+def test_a_remember_cancelled_after_it_wrote_its_file_is_logged_with_the_path(tmp_path):
+    """The client cancels a remember while it waits for the index's write lock (the test
+    holds it): the memory is on disk, the cancelled call is never answered, so the log says
+    what it did."""
+    import apsw
+
+    root = lexical_store(tmp_path / "store")
+    wire = RawWire(root)
+    try:
+        wire.wait_for_log("caught up")  # the server's own index run is over
+        wire.initialize()
+        holder = apsw.Connection(str(root / ".memsift" / "index.db"))
+        holder.execute("BEGIN IMMEDIATE")
+        wire.send(tool_call(1, "memory_remember", {"title": "Held back", "body": "Waits."}))
+        assert wait_until((root / "semantic" / "held-back.md").is_file)
+        wire.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 1, "reason": "the user gave up"},
+                }
+            )
+        )
+        wire.send(request(2, "ping"))
+        assert wire.answer_to(2)["result"] == {}  # so the cancel was read
+        holder.execute("ROLLBACK")
+        log = wire.wait_for_log("cancelled")
+        rest = wire.end_input()
+    finally:
+        wire.close()
+    assert "memory_remember was cancelled" in log
+    assert "semantic/held-back.md" in log
+    assert rest == []  # a cancelled request is never answered (MCP)
