@@ -496,8 +496,8 @@ def test_requests_followed_by_the_end_of_input_are_answered_before_the_server_ex
         wire.close()
     assert sorted(answers) == [1, 2, 3, 4], answers
     assert all(not answer["result"]["isError"] for answer in answers.values()), answers
-    assert answers[1]["result"]["structuredContent"]["path"] == "semantic/last-words.md"
-    assert sorted(path.name for path in (root / "semantic").iterdir()) == ["last-words.md"]
+    assert answers[1]["result"]["structuredContent"]["path"] == "facts/last-words.md"
+    assert sorted(path.name for path in (root / "facts").iterdir()) == ["last-words.md"]
 
 
 def test_requests_read_from_a_file_are_all_answered(tmp_path):
@@ -530,7 +530,7 @@ def test_requests_read_from_a_file_are_all_answered(tmp_path):
         )
     answers = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
     assert sorted(str(answer["id"]) for answer in answers) == ["0", "1", "None"], answers
-    assert (root / "semantic" / "from-a-file.md").is_file()
+    assert (root / "facts" / "from-a-file.md").is_file()
 
 
 def test_a_remember_cancelled_after_it_wrote_its_file_is_logged_with_the_path(tmp_path):
@@ -547,7 +547,7 @@ def test_a_remember_cancelled_after_it_wrote_its_file_is_logged_with_the_path(tm
         holder = apsw.Connection(str(root / ".memsift" / "index.db"))
         holder.execute("BEGIN IMMEDIATE")
         wire.send(tool_call(1, "memory_remember", {"title": "Held back", "body": "Waits."}))
-        assert wait_until((root / "semantic" / "held-back.md").is_file)
+        assert wait_until((root / "facts" / "held-back.md").is_file)
         wire.send(
             json.dumps(
                 {
@@ -565,5 +565,5 @@ def test_a_remember_cancelled_after_it_wrote_its_file_is_logged_with_the_path(tm
     finally:
         wire.close()
     assert "memory_remember was cancelled" in log
-    assert "semantic/held-back.md" in log
+    assert "facts/held-back.md" in log
     assert rest == []  # a cancelled request is never answered (MCP)
