@@ -316,6 +316,23 @@ class MemoryServer(MCPServer):
             CALL_OUTCOME.reset(token)
 
 
+#: (what a memory's path ends with, its MIME type), most specific first; "" matches any.
+RESOURCE_TYPES = ((".html", "text/html"), (".htm", "text/html"), ("", "text/markdown"))
+
+
+def memory_resource(service: MemoryService, suffix: str) -> Callable[[str], str]:
+    """A resource function for memories whose path ends with ``suffix`` (which the template
+    takes off ``path``): the memory's text, as ``memory_read`` gives its first page."""
+
+    def read(path: str) -> str:
+        try:
+            return service.read(path + suffix, 0, MAX_READ_CHARS)["text"]  # type: ignore[return-value]
+        except ERRORS as exc:
+            raise ResourceError(redact(str(exc))) from None
+
+    return read
+
+
 def build_server(service: MemoryService, log: Callable[[str], None] = log) -> MemoryServer:
     """The MCP server with memsift's tools (and memory files as resources); ``log`` takes
     what the server reports on stderr."""
@@ -452,18 +469,16 @@ def build_server(service: MemoryService, log: Callable[[str], None] = log) -> Me
     def memory_status() -> Annotated[CallToolResult, StatusOutput]:
         return call(service.status)
 
-    @server.resource(
-        "memsift://memory/{+path}",
-        name="memory",
-        title="A memory file",
-        description="One memory file of the store, by its path relative to the store.",
-        mime_type="text/markdown",
-    )
-    def memory_resource(path: str) -> str:
-        try:
-            return service.read(path, 0, MAX_READ_CHARS)["text"]  # type: ignore[return-value]
-        except ERRORS as exc:
-            raise ResourceError(redact(str(exc))) from None
+    # One template per media type, HTML first: the SDK labels a template's reads with its one
+    # MIME type, and the first template that matches a URI serves it.
+    for suffix, mime_type in RESOURCE_TYPES:
+        server.resource(
+            f"memsift://memory/{{+path}}{suffix}",
+            name="memory" + suffix.replace(".", "-"),
+            title="A memory file",
+            description="One memory file of the store, by its path relative to the store.",
+            mime_type=mime_type,
+        )(memory_resource(service, suffix))
 
     for tool in server._tool_manager.list_tools():  # say what call_tool enforces
         tool.parameters["additionalProperties"] = False

@@ -214,6 +214,15 @@ def test_a_memory_file_is_readable_as_a_resource(server):
         lambda client: client.read_resource("memsift://memory/people/priya-raman.md")
     )
     assert result.contents[0].text == (EXAMPLES / "people/priya-raman.md").read_text()
+    assert result.contents[0].mime_type == "text/markdown"
+
+
+def test_an_html_memory_is_a_resource_labelled_text_html(server):
+    result = server.run(
+        lambda client: client.read_resource("memsift://memory/facts/feature-flags.html")
+    )
+    assert result.contents[0].text == (EXAMPLES / "facts/feature-flags.html").read_text()
+    assert result.contents[0].mime_type == "text/html"
 
 
 @pytest.mark.parametrize(
