@@ -144,9 +144,10 @@ def store_dir(cache: Path, files: int, dim: int) -> Path:
     shapes the index (schema, chunking, the indexer's keys and coverage) changes."""
     import engine.chunking
     import engine.db
-    import engine.indexer
+    import engine.pipeline
+    import engine.sqlite.indexer
 
-    modules = (engine.db, engine.chunking, engine.indexer)
+    modules = (engine.db, engine.chunking, engine.pipeline, engine.sqlite.indexer)
     code = [Path(str(module.__file__)) for module in modules]
     key = "-".join(
         [f"g{GENERATOR_VERSION}", f"n{files}", f"d{dim}", f"s{SEED}"]

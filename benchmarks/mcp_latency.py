@@ -82,12 +82,12 @@ def store_dir(cache: Path, files: int) -> Path:
     changes."""
     import engine.chunking
     import engine.db
-    import engine.indexer
     import engine.memory
+    import engine.pipeline
+    import engine.sqlite.indexer
 
-    code = [
-        Path(str(m.__file__)) for m in (engine.db, engine.chunking, engine.indexer, engine.memory)
-    ]
+    shaping = (engine.db, engine.chunking, engine.pipeline, engine.sqlite.indexer, engine.memory)
+    code = [Path(str(m.__file__)) for m in shaping]
     key = "-".join(
         ["mcp", f"g{GENERATOR_VERSION}", f"n{files}", f"s{SEED}"]
         + [file_hash(path, 8) for path in code]

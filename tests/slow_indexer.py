@@ -15,6 +15,7 @@ SCRIPT = textwrap.dedent(
     import hashlib, sys, time
     import numpy as np
     from engine import indexer
+    from engine.sqlite import indexer as sqlite_indexer
     from engine.store import open_store
 
     class SlowEmbedder:
@@ -27,8 +28,8 @@ SCRIPT = textwrap.dedent(
                 out[row] = np.frombuffer(digest[:32], dtype=np.uint32)[:8] % 97 + 1
             return out / np.linalg.norm(out, axis=1, keepdims=True)
 
-    indexer.WRITE_BATCH = 4
-    indexer.EMBED_BATCH = 4
+    sqlite_indexer.WRITE_BATCH = 4
+    sqlite_indexer.EMBED_BATCH = 4
     print("ready", flush=True)
     report = indexer.index_store(open_store(sys.argv[1]), embedder=SlowEmbedder())
     print("done", report.embedded, flush=True)

@@ -27,7 +27,7 @@ INDEX_SCHEMA_VERSION = "4"
 BUSY_TIMEOUT_MS = 10_000
 #: Page cache of a reading connection (a search, status), in KiB.
 READER_CACHE_KIB = 32_768
-#: The file an index run holds an exclusive flock on (see ``engine.indexer.run_lock``).
+#: The file an index run holds an exclusive flock on (see ``engine.sqlite.indexer.run_lock``).
 LOCK_NAME = "index.lock"
 #: How long a reader waits for a first index run to create the schema, and how often it looks.
 SCHEMA_WAIT_SECONDS = BUSY_TIMEOUT_MS / 1000

@@ -28,11 +28,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from engine.backend import open_backend
 from engine.config import ConfigError
 from engine.embedder import make_embedder
 from engine.incremental import fill_missing, index_paths, indexed_under
 from engine.indexer import index_store
-from engine.pg.target import database_target
 from engine.pipeline import IndexReport, memory_key
 from engine.redact import redact
 from engine.store import Store, walk
@@ -255,7 +255,7 @@ class Freshness:
         if not self.caught_up.is_set() or self.store.index_path.exists():
             return False
         try:
-            return database_target(self.store.config()) is None
+            return open_backend(self.store).name == "sqlite"
         except ConfigError:  # broken since the check: the next round waits for a fix
             return False
 

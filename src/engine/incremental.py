@@ -1,57 +1,21 @@
-"""Index a few named files now, without walking the store.
+"""Index a few named files now, without walking the store, and fill missing vectors behind.
 
-A full run (:func:`engine.indexer.index_store`) walks every file and holds the store's run lock
-for as long as it takes, which can be minutes. An agent that has just written a memory, or a
-watcher that has just seen three files change, needs those files searchable at once, so this
-module indexes exactly the paths it is given, reusing the full run's pieces (the scan decides
-what changed, ``write_files`` writes it, vectors are keyed by text hash as always). It takes no
-run lock: each write is one short transaction that leaves the index consistent, and a full run
-going on in another process upserts the same rows to the same values.
-
-Vectors come in two speeds. :func:`index_paths` may embed the chunks of the files it wrote
-(``remember`` does: the next search must find the memory by meaning too); :func:`fill_missing`
-embeds whatever chunks still lack a vector, in small batches, for a background worker, while the
-lexical index already answers. Coverage is recorded as it rises, so the vector arm rejoins a
-search as soon as coverage is back above the threshold.
+What ``remember``, ``forget`` and a watcher call: :func:`index_paths` brings the rows of exactly
+the keys given in step with their files (a key whose file is gone, unusable or skipped loses
+its row, as a full run would do), :func:`fill_missing` embeds the chunks still without a vector
+a small batch at a time, and :func:`indexed_under` says what a folder that went away stood
+for. Each is its backend's (:mod:`engine.sqlite.incremental`, :mod:`engine.pg.incremental`).
 """
 
 from __future__ import annotations
 
-import json
 import threading
-import time
 from collections.abc import Callable, Iterable
-from functools import partial
 
-import apsw
-
-from engine import indexdb
-from engine import state as state_plane
-from engine.db import (
-    INDEX_SCHEMA_VERSION,
-    ensure_vector_table,
-    immediate,
-    open_index,
-    read_meta,
-    write_meta,
-)
+from engine.backend import open_backend
 from engine.embedder import Embedder
-from engine.indexdb import record_coverage
-from engine.indexer import store_vectors, write_files
-from engine.pg.target import database_target
-from engine.pipeline import (
-    COVERAGE_EVERY_S,
-    FILL_BATCH,
-    WRITE_BATCH,
-    IndexReport,
-    Preparsed,
-    batched,
-    key_candidates,
-    scan,
-    skipped_fingerprint,
-    wanted_keys,
-)
-from engine.store import Store, StoreError
+from engine.pipeline import IndexReport, Preparsed, wanted_keys
+from engine.store import Store
 
 
 def index_paths(
@@ -63,144 +27,25 @@ def index_paths(
 ) -> IndexReport:
     """Bring the index rows of exactly ``keys`` in step with their files, and return what changed.
 
-    A key whose file exists and parses is written (or found unchanged); one whose file is gone,
-    unusable or skipped loses its row, as a full run would do. With ``embedder``, the chunks of
-    the files written get their vectors before this returns (when the index's vectors are of the
-    same model; otherwise they are left to a full run, which switches models cleanly). A file
-    the caller has just parsed (``preparsed``, checked against the bytes read) is not parsed
-    again.
+    With ``embedder``, the chunks of the files written get their vectors before this returns
+    (when the index's vectors are of the same model; otherwise they are left to a full run,
+    which switches models cleanly). A file the caller has just parsed (``preparsed``, checked
+    against the bytes read) is not parsed again.
     """
     wanted = wanted_keys(store, keys)
     report = IndexReport()
     if not wanted:
         return report
-    if (target := database_target(store.config())) is not None:
-        # A team store: the same steps on its database's rows (engine.pg.incremental).
-        from engine.pg.incremental import index_keys
-
-        return index_keys(store, target, wanted, embedder, report, preparsed)
-    max_bytes = store.config().max_file_bytes
-    conn = open_for_writing(store)
-    try:
-        known = indexdb.known_files(conn, wanted)
-        candidates = key_candidates(store, wanted)
-        seen: set[str] = set()
-        touched: list[tuple[int, str, str]] = []
-        changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
-        for batch in batched(changed, WRITE_BATCH):
-            write_files(conn, batch)
-            report.took(batch)
-        gone = sorted(set(known) - seen)
-        if not (report.indexed or touched or gone or report.skipped):
-            return report  # nothing changed: no write, no lock taken
-        with immediate(conn):
-            if touched:
-                indexdb.touch_files(conn, touched)
-            if gone:
-                indexdb.delete_files(conn, gone)
-            remember_skips(conn, store, wanted, report.skipped)
-        report.removed = gone
-        if gone or report.written:
-            gone_hashes = {p: known[p].content_hash for p in gone}
-            report.renamed = follow_renames(conn, store, gone_hashes, report.written)
-        if embedder is not None and report.indexed:
-            report.embedded = embed_files(conn, embedder, report.indexed)
-        with immediate(conn):
-            model = embedder.name if embedder is not None else read_meta(conn, "model")
-            record_coverage(conn, model, embedder.dim if embedder is not None else None)
-    finally:
-        conn.close()
-    return report
+    return open_backend(store).index_keys(store, wanted, embedder, report, preparsed)
 
 
 def indexed_under(store: Store, folders: Iterable[str]) -> set[str]:
     """The indexed keys inside ``folders`` (store-relative folder names): what a folder that
-    went away stood for, on either backend. Empty before the first index run."""
+    went away stood for. Empty before the first index run."""
     prefixes = [f"{folder}/" for folder in folders]
     if not prefixes:
         return set()
-    if (target := database_target(store.config())) is not None:
-        from engine.pg.incremental import paths_under
-
-        return paths_under(target, prefixes)
-    if not store.index_path.exists():
-        return set()
-    conn = open_index(store.index_path)
-    try:
-        return {key for prefix in prefixes for key in indexdb.paths_under(conn, prefix)}
-    finally:
-        conn.close()
-
-
-def open_for_writing(store: Store) -> apsw.Connection:
-    """The index, made if missing. An existing index of the current layout is opened without
-    re-running its schema script: that script reads before it writes, which fails at once with
-    "database is locked" when another process commits in between (see :func:`immediate`)."""
-    if not store.root.is_dir():  # making the index would make the deleted folder again
-        raise StoreError(f"{store.root}: the store folder is gone")
-    if store.index_path.exists():
-        conn = open_index(store.index_path)
-        if read_meta(conn, "schema_version") == INDEX_SCHEMA_VERSION:
-            return conn
-        conn.close()
-    return open_index(store.index_path, create=True)
-
-
-def remember_skips(
-    conn: apsw.Connection, store: Store, keys: list[str], skipped: list[tuple[str, str]]
-) -> None:
-    """Keep the index's record of skipped files (which ``status`` uses so as not to count a file
-    it will skip again as pending) true for ``keys``."""
-    marks = json.loads(read_meta(conn, "skipped") or "{}")
-    for key in keys:
-        marks.pop(key, None)
-    marks.update(skipped_fingerprint(store, skipped))
-    write_meta(conn, "skipped", json.dumps(marks))
-
-
-def follow_renames(
-    conn: apsw.Connection, store: Store, gone: dict[str, str], written: dict[str, str]
-) -> list[tuple[str, str]]:
-    """Keep the state rows of ``written`` files on the content the index now holds, and move
-    the rows of files gone (in this call or an earlier one: a watcher may see a rename's two
-    halves apart) to the one file now holding their content."""
-    if not store.state_path.exists():
-        return []
-    hashes = sorted(set(gone.values()) | set(written.values()))
-    unique = indexdb.unique_content_paths_among(conn, hashes)
-    present = partial(indexdb.indexed_among, conn)
-    return state_plane.follow_content(store, present, unique, gone, written)
-
-
-def vectors_compatible(conn: apsw.Connection, embedder: Embedder) -> bool:
-    """Whether vectors of ``embedder`` may be added without mixing models: the index's recorded
-    model is this one (or none yet) and its oldest and newest vectors are too (a model switch
-    is a full run's job: it re-embeds everything). Constant time: a scan of every vector would
-    cost a remember at 50,000 memories a tenth of a second."""
-    if read_meta(conn, "model") not in (None, embedder.name):
-        return False
-    ends = indexdb.vector_ends(conn)
-    return all((model, dim) == (embedder.name, embedder.dim) for model, dim in ends)
-
-
-def missing_chunks(
-    conn: apsw.Connection, keys: list[str] | None, limit: int | None = None
-) -> list[tuple[str, str, str]]:
-    """(hash, title, text) of chunks without a vector, of the files ``keys`` (None: all)."""
-    return indexdb.chunks_missing_vectors(conn, keys, limit)
-
-
-def embed_files(conn: apsw.Connection, embedder: Embedder, keys: list[str]) -> int:
-    """Embed the chunks of ``keys`` that lack a vector; 0 when the index is another model's."""
-    if not vectors_compatible(conn, embedder):
-        return 0
-    ensure_vector_table(conn, embedder.dim)
-    done = 0
-    for start in range(0, len(keys), 500):
-        missing = missing_chunks(conn, keys[start : start + 500])
-        for offset in range(0, len(missing), FILL_BATCH):
-            done += store_vectors(conn, embedder, missing[offset : offset + FILL_BATCH])
-    return done
+    return open_backend(store).indexed_under(store, prefixes)
 
 
 def fill_missing(
@@ -213,32 +58,4 @@ def fill_missing(
     """Embed every chunk of the index that lacks a vector, a small batch at a time, recording
     coverage as it rises. Returns how many were embedded, or None when the index holds another
     model's vectors (the caller then runs a full index, which switches models cleanly)."""
-    if (target := database_target(store.config())) is not None:
-        from engine.pg.incremental import fill_missing as fill_database
-
-        return fill_database(target, embedder, stop=stop, progress=progress)
-    if not store.index_path.exists():
-        return 0
-    conn = open_index(store.index_path)
-    done = 0
-    try:
-        if not vectors_compatible(conn, embedder):
-            return None
-        ensure_vector_table(conn, embedder.dim)
-        last = time.monotonic()
-        while not (stop is not None and stop.is_set()):
-            batch = missing_chunks(conn, None, FILL_BATCH)
-            if not batch:
-                break
-            done += store_vectors(conn, embedder, batch)
-            if progress:
-                progress(done)
-            if time.monotonic() - last >= COVERAGE_EVERY_S:
-                with immediate(conn):
-                    record_coverage(conn, embedder.name, embedder.dim)
-                last = time.monotonic()
-        with immediate(conn):
-            record_coverage(conn, embedder.name, embedder.dim)
-    finally:
-        conn.close()
-    return done
+    return open_backend(store).fill_missing(store, embedder, stop=stop, progress=progress)

@@ -19,14 +19,13 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from engine import state as state_plane
+from engine.backend import open_backend
 from engine.db import IndexMissing
 from engine.embedder import EmbedderError, make_embedder
 from engine.errors import DatabaseError
 from engine.freshness import Freshness
-from engine.indexdb import indexed_content_hash
 from engine.keys import resolve_memory
 from engine.memory import Skip, memory_text, parse_memory
-from engine.pg.target import database_target
 from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
 from engine.status import store_status
@@ -315,11 +314,7 @@ def not_indexed_note(exc: NotIndexed, watching: bool) -> str:
 
 def content_hash_of(store: Store, key: str) -> str | None:
     """The indexed content hash of ``key`` (lets the state row follow a later rename)."""
-    if (target := database_target(store.config())) is not None:  # a team store
-        from engine.pg.incremental import indexed_content_hash as database_content_hash
-
-        return database_content_hash(target, key)
-    return indexed_content_hash(store.index_path, key)
+    return open_backend(store).content_hash(store, key)
 
 
 ERRORS = (ServiceError, WriteError, ValueError, OSError, DatabaseError, EmbedderError)

@@ -34,15 +34,14 @@ from pathlib import Path, PurePosixPath
 import apsw
 import yaml
 
-from engine import indexdb
-from engine.db import IndexMissing, guarded, open_index
+from engine.backend import open_backend
+from engine.db import guarded
 from engine.embedder import Embedder, EmbedderError
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
 from engine.incremental import index_paths
 from engine.keys import resolve_memory
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
 from engine.pg.driver import PgError
-from engine.pg.target import DatabaseTarget, database_target
 from engine.pipeline import parsed_now
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope
@@ -519,10 +518,7 @@ def forget(store: Store, path: str, *, archived: bool = True) -> ArchiveResult:
 def refuse_other_store(store: Store, doing: str, key: str | None = None) -> None:
     """Refuse, before a file changes, a write into a team schema that holds another store's
     memories (:mod:`engine.pg.ownership`); nothing to check on SQLite."""
-    if (target := database_target(store.config())) is not None:
-        from engine.pg.ownership import check_owner
-
-        check_owner(target, store, doing, key)
+    open_backend(store).check_owner(store, doing, key)
 
 
 class NotIndexed(Exception):
@@ -730,19 +726,9 @@ def list_memories(
     first, as JSON-ready records."""
     if not 1 <= limit <= 10_000:
         raise WriteError("limit must be between 1 and 10000")
-    if (target := database_target(store.config())) is not None:  # a team store
-        rows = recent_in_database(target, scope or ScopeSpec(), limit)
-    else:
-        built = build_scope(scope or ScopeSpec())
-        if not store.index_path.exists():
-            raise IndexMissing(
-                f"{store.index_path}: no index yet; run `memsift index` in the store first"
-            )
-        conn = open_index(store.index_path)
-        try:
-            rows = indexdb.recent_files(conn, built.sql, built.values, limit)
-        finally:
-            conn.close()
+    backend = open_backend(store)
+    built = build_scope(scope or ScopeSpec(), dialect=backend.name)
+    rows = backend.recent_rows(store, built, limit)
     return [
         {
             "path": path,
@@ -755,21 +741,3 @@ def list_memories(
         }
         for path, title, kind, event_at, updated_at, tags, archived in rows
     ]
-
-
-def recent_in_database(
-    target: DatabaseTarget, scope: ScopeSpec, limit: int
-) -> list[tuple[object, ...]]:
-    """:func:`list_memories`' rows from a team store's schema."""
-    from engine.pg import indexdb as pg_indexdb
-    from engine.pg.driver import connect, guarded
-    from engine.pg.schema import require_index
-
-    built = build_scope(scope, dialect="postgresql")
-    conn = connect(target, readonly=True, vectors=False)
-    try:
-        with guarded(target):
-            require_index(conn)
-            return pg_indexdb.recent_files(conn, built.sql, built.values, limit)
-    finally:
-        conn.close()

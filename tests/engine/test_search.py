@@ -71,7 +71,7 @@ class EmbedderThatDies(HashEmbedder):
 def test_an_interrupted_first_embedding_run_says_how_far_it_got(
     make_store, hash_embedder, monkeypatch
 ):
-    from engine import indexer
+    from engine.sqlite import indexer
 
     store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
     monkeypatch.setattr(indexer, "EMBED_BATCH", 3)
@@ -88,7 +88,7 @@ def test_an_interrupted_first_embedding_run_says_how_far_it_got(
 def test_a_lexical_run_after_an_interrupted_one_still_says_how_far_embedding_got(
     make_store, hash_embedder, monkeypatch
 ):
-    from engine import indexer
+    from engine.sqlite import indexer
 
     store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
     monkeypatch.setattr(indexer, "EMBED_BATCH", 4)

@@ -503,13 +503,13 @@ def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write
     read and its first write; a deferred transaction then fails at once with "database is
     locked". The incremental writer takes the write lock first, so the other writer waits."""
 
-    import engine.incremental
+    import engine.sqlite.incremental
     from engine.db import connect, write_meta
     from engine.incremental import index_paths
 
     index_store(store, embed=False)
     (store.root / "facts/new.md").write_text("New.\n")
-    real_read_meta = engine.incremental.read_meta
+    real_read_meta = engine.sqlite.incremental.read_meta
     other_writes: list[str] = []
 
     def read_then_someone_writes(conn, key):  # type: ignore[no-untyped-def]
@@ -528,7 +528,7 @@ def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write
             other.close()
         return value
 
-    monkeypatch.setattr(engine.incremental, "read_meta", read_then_someone_writes)
+    monkeypatch.setattr(engine.sqlite.incremental, "read_meta", read_then_someone_writes)
     assert index_paths(store, ["facts/new.md"]).indexed == ["facts/new.md"]
     assert other_writes
     assert "committed" not in other_writes
@@ -538,18 +538,18 @@ def test_index_paths_does_not_rerun_the_schema_script_on_an_existing_index(store
     """The schema script reads before it writes (CREATE ... IF NOT EXISTS, then the version):
     beside another writer that fails at once with "database is locked", so an existing index
     of the current layout is opened plainly."""
-    import engine.incremental
+    import engine.sqlite.incremental
     from engine.incremental import index_paths
 
     index_store(store, embed=False)
     opened: list[bool] = []
-    real_open_index = engine.incremental.open_index
+    real_open_index = engine.sqlite.incremental.open_index
 
     def spy(path, *, create=False):  # type: ignore[no-untyped-def]
         opened.append(create)
         return real_open_index(path, create=create)
 
-    monkeypatch.setattr(engine.incremental, "open_index", spy)
+    monkeypatch.setattr(engine.sqlite.incremental, "open_index", spy)
     (store.root / "facts/new.md").write_text("New.\n")
     assert index_paths(store, ["facts/new.md"]).indexed == ["facts/new.md"]
     assert opened == [False]

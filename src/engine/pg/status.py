@@ -9,6 +9,7 @@ from engine.pg.search import hnsw_description
 from engine.pg.state import state_paths
 from engine.pg.target import DatabaseTarget
 from engine.pipeline import changes_since
+from engine.scope import Scope
 from engine.status_report import status_report
 from engine.store import Store
 
@@ -61,3 +62,14 @@ def vector_search_status(target: DatabaseTarget, hnsw: bool) -> str:
             "`memsift index` applies"
         )
     return now
+
+
+def recent_rows(target: DatabaseTarget, scope: Scope, limit: int) -> list[tuple[object, ...]]:
+    """The newest ``limit`` files rows in ``scope`` (PostgreSQL's dialect), for ``memsift list``."""
+    conn = connect(target, readonly=True, vectors=False)
+    try:
+        with guarded(target):
+            require_index(conn)
+            return indexdb.recent_files(conn, scope.sql, scope.values, limit)
+    finally:
+        conn.close()

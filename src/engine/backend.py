@@ -1,0 +1,95 @@
+"""Where a store keeps its index and state plane, chosen once: :func:`open_backend`.
+
+A store's ``[database]`` configuration (or ``MEMSIFT_DATABASE_URL``) is read here and nowhere
+else to decide between the SQLite files under ``.memsift/`` (:mod:`engine.sqlite.backend`) and
+a schema of a PostgreSQL database (:mod:`engine.pg.backend`). The rest of the engine asks the
+:class:`Backend` it gets for what it needs (an index run, a few keys indexed, vectors filled,
+the status, a listing, a memory's indexed content), so a new operation is one method on each
+backend, not an ``if`` in every caller, and a rule that guards a backend's data (a team schema
+belongs to one store) lives inside that backend, where every write passes it.
+
+The PostgreSQL side is imported only when a store names a database, so a SQLite store never
+loads the driver.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from engine.pg.target import DatabaseTarget, database_target
+
+if TYPE_CHECKING:
+    from engine.embedder import Embedder
+    from engine.pipeline import IndexReport, Preparsed, Progress
+    from engine.scope import Scope
+    from engine.store import Store
+
+
+class Backend(Protocol):
+    """What the engine asks of a store's databases."""
+
+    #: "sqlite" or "postgresql".
+    name: str
+    #: The team database, or None for SQLite.
+    target: DatabaseTarget | None
+
+    def prepare_index(self, store: Store) -> None:
+        """Refuse an index run that could not write, before a model is loaded for it."""
+
+    def index_run(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        progress: Progress | None,
+        report: IndexReport,
+    ) -> IndexReport:
+        """A full run: walk, scan, write, embed, tidy (see :mod:`engine.indexer`)."""
+
+    def index_keys(
+        self,
+        store: Store,
+        wanted: list[str],
+        embedder: Embedder | None,
+        report: IndexReport,
+        preparsed: Preparsed | None,
+    ) -> IndexReport:
+        """Exactly ``wanted`` (valid keys, sorted) brought in step with their files."""
+
+    def indexed_under(self, store: Store, prefixes: list[str]) -> set[str]:
+        """The indexed keys starting with one of ``prefixes``."""
+
+    def fill_missing(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int | None:
+        """Embed the chunks still without a vector; None when the index is another model's."""
+
+    def status(self, store: Store) -> dict[str, object]:
+        """``memsift status``'s report (:func:`engine.status_report.status_report`)."""
+
+    def recent_rows(self, store: Store, scope: Scope, limit: int) -> list[tuple[object, ...]]:
+        """The newest ``limit`` files rows in ``scope`` (built in this backend's dialect)."""
+
+    def content_hash(self, store: Store, key: str) -> str | None:
+        """The content hash the index holds for ``key``, None when it holds none."""
+
+    def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
+        """Refuse ``doing`` when the backend's data belongs to another store."""
+
+
+def open_backend(store: Store) -> Backend:
+    """The backend ``store``'s configuration names (the one place that reads ``[database]``)."""
+    target = database_target(store.config())
+    if target is None:
+        from engine.sqlite.backend import SQLITE
+
+        return SQLITE
+    from engine.pg.backend import PgBackend
+
+    return PgBackend(target)

@@ -1,0 +1,70 @@
+"""The SQLite backend (:class:`engine.backend.Backend`): the index in ``.memsift/index.db``."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from engine.embedder import Embedder
+from engine.indexdb import indexed_content_hash
+from engine.pipeline import IndexReport, Preparsed, Progress
+from engine.scope import Scope
+from engine.sqlite import incremental, indexer, status
+from engine.store import Store
+
+
+class SqliteBackend:
+    """A store's databases as SQLite files under its ``.memsift/`` folder."""
+
+    name = "sqlite"
+    target = None
+
+    def prepare_index(self, store: Store) -> None:
+        indexer.prepare(store)
+
+    def index_run(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        progress: Progress | None,
+        report: IndexReport,
+    ) -> IndexReport:
+        return indexer.index_run(store, embedder, progress, report)
+
+    def index_keys(
+        self,
+        store: Store,
+        wanted: list[str],
+        embedder: Embedder | None,
+        report: IndexReport,
+        preparsed: Preparsed | None,
+    ) -> IndexReport:
+        return incremental.index_keys(store, wanted, embedder, report, preparsed)
+
+    def indexed_under(self, store: Store, prefixes: list[str]) -> set[str]:
+        return incremental.indexed_under(store, prefixes)
+
+    def fill_missing(
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        stop: threading.Event | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> int | None:
+        return incremental.fill_missing(store, embedder, stop=stop, progress=progress)
+
+    def status(self, store: Store) -> dict[str, object]:
+        return status.store_status(store)
+
+    def recent_rows(self, store: Store, scope: Scope, limit: int) -> list[tuple[object, ...]]:
+        return status.recent_rows(store, scope, limit)
+
+    def content_hash(self, store: Store, key: str) -> str | None:
+        return indexed_content_hash(store.index_path, key)
+
+    def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
+        """A store's own folder holds its SQLite files: no other store can write them."""
+
+
+SQLITE = SqliteBackend()

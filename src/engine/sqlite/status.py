@@ -1,0 +1,60 @@
+"""``memsift status`` for a SQLite store: the report of :mod:`engine.status_report`, from
+``index.db`` and ``state.db``."""
+
+from __future__ import annotations
+
+from engine import indexdb
+from engine import state as state_plane
+from engine.db import IndexMissing, guarded, open_index, open_index_reader, read_meta
+from engine.errors import Database
+from engine.scope import Scope
+from engine.sqlite.indexer import pending_changes
+from engine.status_report import status_report
+from engine.store import Store
+
+
+def store_status(store: Store) -> dict[str, object]:
+    """Counts, coverage, model, database paths and pending changes, as one JSON-ready dict."""
+    config = store.config()
+    conn = open_index_reader(store.index_path)
+    with guarded(Database.INDEX, store.index_path):
+        try:
+            files = indexdb.file_count(conn)
+            model = config.model
+            chunks, embedded = indexdb.vector_coverage(conn, model)
+            dim = indexdb.vector_dim_of(conn, model)
+            not_walked: list[tuple[str, str]] = []
+            changes = pending_changes(store, conn, not_walked)
+            complete = read_meta(conn, "complete") == "1"
+            indexed_at = read_meta(conn, "indexed_at")
+        finally:
+            conn.close()
+    return status_report(
+        store,
+        files=files,
+        coverage=(chunks, embedded),
+        model=model,
+        dimension=dim,
+        databases=(
+            str(store.index_path),
+            str(store.state_path) if store.state_path.exists() else None,
+        ),
+        known=state_plane.state_paths(store),
+        indexed_at=indexed_at,
+        complete=complete,
+        changes=changes,
+        not_walked=not_walked,
+    )
+
+
+def recent_rows(store: Store, scope: Scope, limit: int) -> list[tuple[object, ...]]:
+    """The newest ``limit`` files rows in ``scope``, for ``memsift list``."""
+    if not store.index_path.exists():
+        raise IndexMissing(
+            f"{store.index_path}: no index yet; run `memsift index` in the store first"
+        )
+    conn = open_index(store.index_path)
+    try:
+        return indexdb.recent_files(conn, scope.sql, scope.values, limit)
+    finally:
+        conn.close()
