@@ -23,12 +23,12 @@ import numpy as np
 
 from engine.arms import ARMS, Arm
 from engine.assemble import RRF_K, assemble, resolve_weights
+from engine.backend import open_backend
 from engine.contract import MIN_VECTOR_COVERAGE, Available, bind, bound_prefix
 from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
 from engine.errors import Database, Problem, classify
 from engine.indexdb import vector_coverage
-from engine.pg.target import database_target
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
 from engine.store import Config, Store, open_store
@@ -304,7 +304,7 @@ class Searcher:
         self._identity: tuple[int, int] | None = None
         self._has_state = False
         #: A team store's database (None: SQLite under .memsift/, the default).
-        self._target = database_target(self.store.config())
+        self._target = open_backend(self.store).target
         self._pg: PgSearchBackend | None = None
 
     def __enter__(self) -> Searcher:
