@@ -18,7 +18,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import apsw
 
-from engine.db import guarded, immediate, open_state, open_state_reader
+from engine.db import guarded, has_table, immediate, open_state, open_state_reader
 from engine.errors import Database, DatabaseError, Problem
 from engine.pg.target import database_target
 from engine.store import Store
@@ -114,7 +114,8 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
 
 @state_errors
 def lookup(store: Store, path: str) -> Access:
-    """``path``'s record without counting anything (read-only; works in a read-only store)."""
+    """``path``'s record without counting anything (read-only; works in a read-only store).
+    A state.db another process has just created may not hold its table yet: no record then."""
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
 
@@ -123,7 +124,7 @@ def lookup(store: Store, path: str) -> Access:
         return Access(path, 0, None, 0.0)
     conn = open_state_reader(store.state_path)
     try:
-        return get_access(conn, path)
+        return get_access(conn, path) if has_table(conn, "access") else Access(path, 0, None, 0.0)
     finally:
         conn.close()
 
@@ -234,6 +235,8 @@ def state_paths(store: Store) -> list[str]:
         return []
     conn = open_state_reader(store.state_path)
     try:
+        if not has_table(conn, "access"):  # made by another process a moment ago, table next
+            return []
         return [row[0] for row in conn.execute("SELECT path FROM access ORDER BY path")]
     finally:
         conn.close()
