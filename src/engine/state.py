@@ -19,9 +19,10 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import apsw
 
-from engine.db import guarded, immediate, open_state, open_state_reader
+from engine.db import guarded, has_table, open_state_reader
 from engine.errors import Database, DatabaseError, Problem
 from engine.pg.target import database_target
+from engine.state_queue import write_state
 from engine.store import Store
 
 #: Weight of a new outcome in the moving average: the last ~3 outcomes dominate.
@@ -58,36 +59,38 @@ def now_utc() -> str:
 
 @state_errors
 def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
-    """Count one read of ``path`` now."""
+    """Count one read of ``path`` now (through the process's state queue, so a busy
+    state.db makes the read wait its turn, never fail: :mod:`engine.state_queue`)."""
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
 
         return pg_state.record_access(target, store, path, content_hash)
-    conn = open_state(store.state_path)
-    try:
-        with conn:
-            conn.execute(
-                """
-                INSERT INTO access(path, access_count, last_accessed_at, content_hash)
-                VALUES (?, 1, ?, ?)
-                ON CONFLICT(path) DO UPDATE SET
-                    access_count = access_count + 1,
-                    last_accessed_at = excluded.last_accessed_at,
-                    content_hash = coalesce(excluded.content_hash, content_hash)
-                """,
-                (path, now_utc(), content_hash),
-            )
-            return get_access(conn, path)
-    finally:
-        conn.close()
+    now = now_utc()
+
+    def count(conn: apsw.Connection) -> Access:
+        conn.execute(
+            """
+            INSERT INTO access(path, access_count, last_accessed_at, content_hash)
+            VALUES (?, 1, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET
+                access_count = access_count + 1,
+                last_accessed_at = excluded.last_accessed_at,
+                content_hash = coalesce(excluded.content_hash, content_hash)
+            """,
+            (path, now, content_hash),
+        )
+        return get_access(conn, path)
+
+    return write_state(store.state_path, count)
 
 
 @state_errors
 def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = None) -> Access:
     """Fold an outcome into ``path``'s score in one statement.
 
-    A single UPSERT takes the write lock before it reads the old score, so concurrent
-    reinforcements queue on the busy timeout instead of failing, and none is lost.
+    A single UPSERT, applied in the write transaction of the process's state queue
+    (:mod:`engine.state_queue`), so concurrent reinforcements queue instead of failing, and
+    none is lost.
     """
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
@@ -95,27 +98,27 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
         return pg_state.reinforce(target, store, path, outcome, content_hash)
     if outcome not in (-1, 1):
         raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
-    conn = open_state(store.state_path)
-    try:
-        with conn:
-            conn.execute(
-                """
-                INSERT INTO access(path, access_count, outcome_score, content_hash)
-                VALUES (?1, 0, max(-1.0, min(1.0, ?2 * ?3)), ?4)
-                ON CONFLICT(path) DO UPDATE SET
-                    outcome_score = max(-1.0, min(1.0, (1 - ?2) * outcome_score + ?2 * ?3)),
-                    content_hash = coalesce(excluded.content_hash, content_hash)
-                """,
-                (path, OUTCOME_ALPHA, outcome, content_hash),
-            )
-            return get_access(conn, path)
-    finally:
-        conn.close()
+
+    def fold(conn: apsw.Connection) -> Access:
+        conn.execute(
+            """
+            INSERT INTO access(path, access_count, outcome_score, content_hash)
+            VALUES (?1, 0, max(-1.0, min(1.0, ?2 * ?3)), ?4)
+            ON CONFLICT(path) DO UPDATE SET
+                outcome_score = max(-1.0, min(1.0, (1 - ?2) * outcome_score + ?2 * ?3)),
+                content_hash = coalesce(excluded.content_hash, content_hash)
+            """,
+            (path, OUTCOME_ALPHA, outcome, content_hash),
+        )
+        return get_access(conn, path)
+
+    return write_state(store.state_path, fold)
 
 
 @state_errors
 def lookup(store: Store, path: str) -> Access:
-    """``path``'s record without counting anything (read-only; works in a read-only store)."""
+    """``path``'s record without counting anything (read-only; works in a read-only store).
+    A state.db another process has just created may not hold its table yet: no record then."""
     if (target := database_target(store.config())) is not None:  # a team store
         from engine.pg import state as pg_state
 
@@ -124,7 +127,7 @@ def lookup(store: Store, path: str) -> Access:
         return Access(path, 0, None, 0.0)
     conn = open_state_reader(store.state_path)
     try:
-        return get_access(conn, path)
+        return get_access(conn, path) if has_table(conn, "access") else Access(path, 0, None, 0.0)
     finally:
         conn.close()
 
@@ -188,28 +191,37 @@ def follow_content(
     if not (unique or written) or not store.state_path.exists():
         return []
     gone, written = gone or {}, written or {}
-    conn = open_state(store.state_path)
-    try:
-        # A look first, without the write lock: most runs (a remember, an edit of a memory
-        # never read) have nothing to change, and a lock per run would queue every read.
+    # A look first, without the write lock: most runs (a remember, an edit of a memory never
+    # read) have nothing to change, and a write per run would queue behind every read.
+    rows = looked_up(store, lambda conn: rows_concerned(conn, unique, gone))
+    stale = stale_hashes(rows, written)
+    if not (stale or planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)):
+        return []
+
+    # Then again inside the queue's write transaction: the write lock is held from the first
+    # read, so a read counted by another process cannot come between.
+    def follow(conn: apsw.Connection) -> list[tuple[str, str]]:
         rows = rows_concerned(conn, unique, gone)
-        stale = stale_hashes(rows, written)
-        if not (stale or planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)):
-            return []
-        # Then the write lock before reading again, or a read counted by another process in
-        # between would fail this run with "database is locked".
-        with immediate(conn):
-            rows = rows_concerned(conn, unique, gone)
-            conn.executemany(
-                "UPDATE access SET content_hash = ? WHERE path = ?",
-                [(digest, path) for path, digest in stale_hashes(rows, written)],
-            )
-            moves = planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)
-            for source, target in moves:
-                conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, source))
+        conn.executemany(
+            "UPDATE access SET content_hash = ? WHERE path = ?",
+            [(digest, path) for path, digest in stale_hashes(rows, written)],
+        )
+        moves = planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)
+        for source, target in moves:
+            conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, source))
+        return moves
+
+    return write_state(store.state_path, follow)
+
+
+def looked_up(store: Store, read: Callable[[apsw.Connection], list[R]]) -> list[R]:
+    """``read`` on a read-only connection to state.db, taking no lock; [] while another
+    process has made the file but not yet its table."""
+    conn = open_state_reader(store.state_path)
+    try:
+        return read(conn) if has_table(conn, "access") else []
     finally:
         conn.close()
-    return moves
 
 
 def rows_concerned(
@@ -288,6 +300,8 @@ def state_paths(store: Store) -> list[str]:
         return []
     conn = open_state_reader(store.state_path)
     try:
+        if not has_table(conn, "access"):  # made by another process a moment ago, table next
+            return []
         return [row[0] for row in conn.execute("SELECT path FROM access ORDER BY path")]
     finally:
         conn.close()
@@ -302,11 +316,10 @@ def prune(store: Store, paths: list[str]) -> int:
         return pg_state.prune(target, store, paths)
     if not paths or not store.state_path.exists():
         return 0
-    conn = open_state(store.state_path)
-    try:
+
+    def delete(conn: apsw.Connection) -> int:
         before = conn.total_changes()
-        with conn:
-            conn.executemany("DELETE FROM access WHERE path = ?", [(p,) for p in paths])
+        conn.executemany("DELETE FROM access WHERE path = ?", [(p,) for p in paths])
         return conn.total_changes() - before
-    finally:
-        conn.close()
+
+    return write_state(store.state_path, delete)

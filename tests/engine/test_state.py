@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from engine import state
+from engine.db import open_state
 from engine.indexer import index_store
 
 
@@ -21,7 +22,7 @@ def test_state_survives_deleting_and_rebuilding_the_index(make_store, hash_embed
     for suffix in ("", "-wal", "-shm"):
         store.index_path.with_name(store.index_path.name + suffix).unlink(missing_ok=True)
     index_store(store, embedder=hash_embedder)
-    conn = state.open_state(store.state_path)
+    conn = open_state(store.state_path)
     try:
         access = state.get_access(conn, "a.md")
     finally:
@@ -69,7 +70,7 @@ def test_state_stays_with_a_memory_that_is_briefly_unparsable_while_a_copy_exist
     (store.root / "deploy.md").write_text(DEPLOY, encoding="utf-8")
     index_store(store, embedder=hash_embedder)
     assert state.state_paths(store) == ["deploy.md"]
-    conn = state.open_state(store.state_path)
+    conn = open_state(store.state_path)
     try:
         access = state.get_access(conn, "deploy.md")
     finally:

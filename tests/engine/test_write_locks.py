@@ -183,6 +183,21 @@ def test_a_state_file_another_process_has_just_created_is_no_state_plane_yet(mak
     assert "salience" in after.arms_fired
 
 
+def test_status_of_a_state_file_another_process_has_just_created_lists_no_rows(make_store):  # type: ignore[no-untyped-def]
+    # Between the file and its table, status and lookups failed with "state.db holds no index
+    # yet (no such table: access); run `memsift index`" (a server's memory_status did, while
+    # another server counted the store's first read).
+    from engine.status import store_status
+
+    store = make_store({"a.md": "# A\n\nalpha"})
+    index_store(store, embed=False)
+    connect(store.state_path).close()  # the file exists, its table not yet
+
+    assert state_plane.state_paths(store) == []
+    assert state_plane.lookup(store, "a.md").access_count == 0
+    assert store_status(store)["stale_state_rows"] == []
+
+
 def open_together(path: Path, threads: int) -> list[str]:
     """Open the state database at ``path`` from ``threads`` threads released at one moment;
     what each one that failed raised."""

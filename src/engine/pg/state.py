@@ -3,13 +3,18 @@
 The same record and the same arithmetic as :mod:`engine.state` (a read counted and timestamped
 in UTC text, an outcome folded into a moving average clamped to [-1, 1]), each a single UPSERT:
 PostgreSQL locks the row for the update, so reads and reinforcements from many processes on many
-machines queue instead of overwriting each other, and none is lost.
+machines queue instead of overwriting each other, and none is lost. One that PostgreSQL rolls
+back for a retry (a serialization failure in a database whose default isolation is stricter,
+a deadlock) is tried again.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from pathlib import Path
 
+from engine import state_queue
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import ensure_state_plane, own_relation
@@ -76,23 +81,43 @@ def reinforce(
 
 def upsert(target: DatabaseTarget, store: Store, path: str, sql: str, params: object) -> Access:
     """Run one state UPSERT and return ``path``'s record. A store read before its first index
-    run has no state table yet: it is made then (alone, not the index), so the read counts."""
-    missing_table = psycopg_module().errors.UndefinedTable
+    run has no state table yet: it is made then (alone, not the index), so the read counts.
+
+    Under the default isolation (READ COMMITTED) concurrent UPSERTs of one row queue on its
+    lock. A database whose default is REPEATABLE READ or SERIALIZABLE (set by its owner)
+    instead rolls one of them back ("could not serialize access"), and a deadlock rolls one
+    back under any isolation; PostgreSQL's answer to both is to run the transaction again,
+    so it is, until :data:`engine.state_queue.WRITE_DEADLINE_S` has passed."""
+    errors = psycopg_module().errors
+    deadline = time.monotonic() + state_queue.WRITE_DEADLINE_S
     conn = connect(target, vectors=False)
     try:
         with guarded(target):
             refuse_other_store(conn, target, store, "counting this read or outcome", path)
-            try:
-                with conn:
-                    conn.run(sql, params)
-                    return get_access(conn, path)
-            except missing_table:
-                ensure_state_plane(conn)
-            with conn:
-                conn.run(sql, params)
-                return get_access(conn, path)
+            while True:
+                try:
+                    return upsert_once(conn, path, sql, params, errors.UndefinedTable)
+                except (errors.SerializationFailure, errors.DeadlockDetected):
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(random.uniform(0, state_queue.RETRY_PAUSE_S))
     finally:
         conn.close()
+
+
+def upsert_once(
+    conn: PgConnection, path: str, sql: str, params: object, missing_table: type[Exception]
+) -> Access:
+    """One try at an UPSERT's transaction (making the state table first if it is missing)."""
+    try:
+        with conn:
+            conn.run(sql, params)
+            return get_access(conn, path)
+    except missing_table:
+        ensure_state_plane(conn)
+    with conn:
+        conn.run(sql, params)
+        return get_access(conn, path)
 
 
 def lookup(target: DatabaseTarget, path: str) -> Access:
