@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from engine.embedder import Embedder
     from engine.pipeline import IndexReport, Preparsed, Progress
     from engine.scope import Scope
+    from engine.state_rules import Access
     from engine.store import Store
 
 
@@ -81,6 +82,23 @@ class Backend(Protocol):
 
     def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
         """Refuse ``doing`` when the backend's data belongs to another store."""
+
+    def record_access(self, store: Store, path: str, content_hash: str | None) -> Access:
+        """Count one read of ``path`` (see :mod:`engine.state`)."""
+
+    def reinforce(
+        self, store: Store, path: str, outcome: int, content_hash: str | None
+    ) -> Access:
+        """Fold an outcome into ``path``'s score."""
+
+    def lookup(self, store: Store, path: str) -> Access:
+        """``path``'s record, counting nothing."""
+
+    def state_paths(self, store: Store) -> list[str]:
+        """Every path the state plane holds a row for."""
+
+    def prune(self, store: Store, paths: list[str]) -> int:
+        """Delete the state rows of ``paths``; how many went."""
 
 
 def open_backend(store: Store) -> Backend:

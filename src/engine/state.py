@@ -1,135 +1,49 @@
-"""The state plane: what the files cannot tell, kept in ``state.db`` and never rebuilt.
+"""The state plane: what the files cannot tell (reads, outcomes), kept apart from the derived
+index and never rebuilt, on whichever backend the store uses (:func:`engine.backend.open_backend`:
+``state.db`` beside a SQLite index, a table of the team schema on PostgreSQL).
 
-A read is counted and timestamped; an outcome (+1 helped, -1 misled) is folded into a moving
-average that stays in [-1, 1], so one bad outcome dents a memory without burying it and a
-long record outweighs a single event. Rows are keyed by the memory's path; a rename that keeps
-the content moves the row with it.
+A read is counted and timestamped; an outcome is folded into a moving average in [-1, 1]
+(:mod:`engine.state_rules` holds the record and the arithmetic both backends share). A search
+never writes here; ``read`` and ``reinforce`` do, and ``memsift state prune`` is the only
+deletion.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import functools
-import json
-import os
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
-
-import apsw
-
-from engine.db import guarded, has_table, open_state_reader
-from engine.errors import Database, DatabaseError, Problem
-from engine.pg.target import database_target
-from engine.state_queue import write_state
+from engine.backend import open_backend
+from engine.errors import DatabaseError, Problem
+from engine.state_rules import OUTCOME_ALPHA, Access
 from engine.store import Store
 
-#: Weight of a new outcome in the moving average: the last ~3 outcomes dominate.
-OUTCOME_ALPHA = 0.3
+__all__ = ["OUTCOME_ALPHA", "Access", "lookup", "prune", "record_access", "record_read",
+           "reinforce", "state_paths"]
 
 
-@dataclass(frozen=True)
-class Access:
-    path: str
-    access_count: int
-    last_accessed_at: str | None
-    outcome_score: float
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def state_errors(func: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
-    """Errors raised while ``func`` uses the store's state.db name state.db (never index.db),
-    so the advice fits the durable database."""
-
-    @functools.wraps(func)
-    def wrapper(store: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with guarded(Database.STATE, store.state_path):
-            return func(store, *args, **kwargs)
-
-    return wrapper
-
-
-def now_utc() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-@state_errors
 def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
-    """Count one read of ``path`` now (through the process's state queue, so a busy
-    state.db makes the read wait its turn, never fail: :mod:`engine.state_queue`)."""
-    if (target := database_target(store.config())) is not None:  # a team store
-        from engine.pg import state as pg_state
-
-        return pg_state.record_access(target, store, path, content_hash)
-    now = now_utc()
-
-    def count(conn: apsw.Connection) -> Access:
-        conn.execute(
-            """
-            INSERT INTO access(path, access_count, last_accessed_at, content_hash)
-            VALUES (?, 1, ?, ?)
-            ON CONFLICT(path) DO UPDATE SET
-                access_count = access_count + 1,
-                last_accessed_at = excluded.last_accessed_at,
-                content_hash = coalesce(excluded.content_hash, content_hash)
-            """,
-            (path, now, content_hash),
-        )
-        return get_access(conn, path)
-
-    return write_state(store.state_path, count)
+    """Count one read of ``path`` now (``content_hash``: what the index holds of it, so the
+    row can follow a later rename)."""
+    return open_backend(store).record_access(store, path, content_hash)
 
 
-@state_errors
 def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = None) -> Access:
-    """Fold an outcome into ``path``'s score in one statement.
-
-    A single UPSERT, applied in the write transaction of the process's state queue
-    (:mod:`engine.state_queue`), so concurrent reinforcements queue instead of failing, and
-    none is lost.
-    """
-    if (target := database_target(store.config())) is not None:  # a team store
-        from engine.pg import state as pg_state
-
-        return pg_state.reinforce(target, store, path, outcome, content_hash)
-    if outcome not in (-1, 1):
-        raise ValueError(f"outcome must be 1 or -1, got {outcome!r}")
-
-    def fold(conn: apsw.Connection) -> Access:
-        conn.execute(
-            """
-            INSERT INTO access(path, access_count, outcome_score, content_hash)
-            VALUES (?1, 0, max(-1.0, min(1.0, ?2 * ?3)), ?4)
-            ON CONFLICT(path) DO UPDATE SET
-                outcome_score = max(-1.0, min(1.0, (1 - ?2) * outcome_score + ?2 * ?3)),
-                content_hash = coalesce(excluded.content_hash, content_hash)
-            """,
-            (path, OUTCOME_ALPHA, outcome, content_hash),
-        )
-        return get_access(conn, path)
-
-    return write_state(store.state_path, fold)
+    """Fold an outcome (+1 helped, -1 misled) into ``path``'s score; none is ever lost to a
+    concurrent writer."""
+    return open_backend(store).reinforce(store, path, outcome, content_hash)
 
 
-@state_errors
 def lookup(store: Store, path: str) -> Access:
-    """``path``'s record without counting anything (read-only; works in a read-only store).
-    A state.db another process has just created may not hold its table yet: no record then."""
-    if (target := database_target(store.config())) is not None:  # a team store
-        from engine.pg import state as pg_state
+    """``path``'s record without counting anything (works in a read-only store)."""
+    return open_backend(store).lookup(store, path)
 
-        return pg_state.lookup(target, path)
-    if not store.state_path.exists():
-        return Access(path, 0, None, 0.0)
-    conn = open_state_reader(store.state_path)
-    try:
-        return get_access(conn, path) if has_table(conn, "access") else Access(path, 0, None, 0.0)
-    finally:
-        conn.close()
+
+def state_paths(store: Store) -> list[str]:
+    """Every path the state plane holds a row for."""
+    return open_backend(store).state_paths(store)
+
+
+def prune(store: Store, paths: list[str]) -> int:
+    """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
+    return open_backend(store).prune(store, paths)
 
 
 def record_read(store: Store, path: str, content_hash: str | None) -> tuple[Access, str | None]:
@@ -145,181 +59,3 @@ def record_read(store: Store, path: str, content_hash: str | None) -> tuple[Acce
             raise
         why = f"the access was not counted: {exc.culprit or exc.path} is read-only"
         return lookup(store, path), why
-
-
-def get_access(conn: apsw.Connection, path: str) -> Access:
-    row = conn.execute(
-        "SELECT path, access_count, last_accessed_at, outcome_score FROM access WHERE path = ?",
-        (path,),
-    ).fetchone()
-    return Access(*row) if row else Access(path, 0, None, 0.0)
-
-
-#: Which of the given paths are in the store (indexed or skipped): a set for a full run, a
-#: query for an incremental one (which must not list a million paths to move one row).
-Present = Callable[[list[str]], set[str]]
-
-
-def within(paths: set[str]) -> Present:
-    """``paths`` as a :data:`Present`."""
-    return lambda some: paths.intersection(some)
-
-
-@state_errors
-def follow_content(
-    store: Store,
-    present: Present,
-    unique: dict[str, str],
-    gone: dict[str, str] | None = None,
-    written: dict[str, str] | None = None,
-) -> list[tuple[str, str]]:
-    """Move the rows of memories that are gone to the file now holding the same content.
-
-    ``present`` tells which paths are in the store, indexed or skipped; ``unique`` maps content
-    hash -> path for hashes exactly one indexed file holds; ``gone`` gives the last indexed hash
-    of paths this run removed; ``written`` the hash of each file this run (re)indexed, which its
-    row takes, so a row always holds the content the index last saw of its file (an edit or a
-    forget after a read changes it) and a rename seen by a later run still finds it. A row's
-    content is what the index last saw: ``gone``'s hash before the row's own. One mechanism
-    covers a rename seen within a run, one whose halves two runs see, and one made while the
-    index was deleted or a run was killed. A row never leaves a
-    file that still exists (one the index skips, e.g. while its front matter is broken, is not
-    gone: moving its history to a copy would lose it), and never lands on a path that has its
-    own; when two stale rows hold the content, the one removed in this run moves, and if that
-    does not settle it neither does. Returns the (old, new) moves made.
-    """
-    if not (unique or written) or not store.state_path.exists():
-        return []
-    gone, written = gone or {}, written or {}
-    # A look first, without the write lock: most runs (a remember, an edit of a memory never
-    # read) have nothing to change, and a write per run would queue behind every read.
-    rows = looked_up(store, lambda conn: rows_concerned(conn, unique, gone))
-    stale = stale_hashes(rows, written)
-    if not (stale or planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)):
-        return []
-
-    # Then again inside the queue's write transaction: the write lock is held from the first
-    # read, so a read counted by another process cannot come between.
-    def follow(conn: apsw.Connection) -> list[tuple[str, str]]:
-        rows = rows_concerned(conn, unique, gone)
-        conn.executemany(
-            "UPDATE access SET content_hash = ? WHERE path = ?",
-            [(digest, path) for path, digest in stale_hashes(rows, written)],
-        )
-        moves = planned_moves(rows, store.root, present(paths_of(rows)), unique, gone)
-        for source, target in moves:
-            conn.execute("UPDATE access SET path = ? WHERE path = ?", (target, source))
-        return moves
-
-    return write_state(store.state_path, follow)
-
-
-def looked_up(store: Store, read: Callable[[apsw.Connection], list[R]]) -> list[R]:
-    """``read`` on a read-only connection to state.db, taking no lock; [] while another
-    process has made the file but not yet its table."""
-    conn = open_state_reader(store.state_path)
-    try:
-        return read(conn) if has_table(conn, "access") else []
-    finally:
-        conn.close()
-
-
-def rows_concerned(
-    conn: apsw.Connection, unique: dict[str, str], gone: dict[str, str]
-) -> list[tuple[str, str | None]]:
-    """The (path, content hash) rows a run's moves and hash updates can touch: rows of paths
-    gone, rows on the paths content could move to (written files among them), and rows
-    holding a content that one file now has."""
-    paths = sorted(set(gone) | set(unique.values()))
-    return conn.execute(
-        "SELECT path, content_hash FROM access WHERE path IN (SELECT value FROM json_each(?1)) "
-        "OR content_hash IN (SELECT value FROM json_each(?2))",
-        (json.dumps(paths), json.dumps(sorted(unique))),
-    ).fetchall()
-
-
-def paths_of(rows: list[tuple[str, str | None]]) -> list[str]:
-    return [path for path, _ in rows]
-
-
-def stale_hashes(
-    rows: list[tuple[str, str | None]], written: dict[str, str]
-) -> list[tuple[str, str]]:
-    """(path, hash) of each written file whose row does not hold yet what the index saw."""
-    return [
-        (path, written[path])
-        for path, digest in rows
-        if path in written and digest != written[path]
-    ]
-
-
-def planned_moves(
-    rows: list[tuple[str, str | None]],
-    root: Path,
-    present: set[str],
-    unique: dict[str, str],
-    gone: dict[str, str],
-) -> list[tuple[str, str]]:
-    """The (old, new) path of each state row (``rows``: path, content hash) that follows its
-    content to another file, by the rules of :func:`follow_content`; both backends use it."""
-    have = {path for path, _ in rows}
-    claims: dict[str, list[str]] = {}
-    for path, digest in sorted(rows, key=lambda row: row[0]):
-        if path in present or os.path.lexists(root / path):
-            continue
-        target = unique.get(gone.get(path) or digest or "")
-        if target is not None and target not in have:
-            claims.setdefault(target, []).append(path)
-    moves = []
-    for target, paths in claims.items():
-        if (source := heir(paths, gone)) is not None:
-            moves.append((source, target))
-    return moves
-
-
-def heir(paths: list[str], gone: dict[str, str]) -> str | None:
-    """Which of the stale rows ``paths`` (all holding one content) a new file inherits.
-
-    A file removed in this very run is the one renamed; an older stale row of the same content
-    (a copy deleted earlier) is not, and must not take the new file's place. Two candidates
-    alike leave both rows where they are: handing one memory another's history is worse than
-    handing it none, and ``memsift prune`` still lists them."""
-    if len(paths) > 1:
-        paths = [path for path in paths if path in gone]
-    return paths[0] if len(paths) == 1 else None
-
-
-@state_errors
-def state_paths(store: Store) -> list[str]:
-    """Every path the state plane holds a row for (empty when there is no state.db)."""
-    if (target := database_target(store.config())) is not None:  # a team store
-        from engine.pg import state as pg_state
-
-        return pg_state.state_paths(target)
-    if not store.state_path.exists():
-        return []
-    conn = open_state_reader(store.state_path)
-    try:
-        if not has_table(conn, "access"):  # made by another process a moment ago, table next
-            return []
-        return [row[0] for row in conn.execute("SELECT path FROM access ORDER BY path")]
-    finally:
-        conn.close()
-
-
-@state_errors
-def prune(store: Store, paths: list[str]) -> int:
-    """Delete the state rows of ``paths`` (only ever on a user's explicit request)."""
-    if (target := database_target(store.config())) is not None:  # a team store
-        from engine.pg import state as pg_state
-
-        return pg_state.prune(target, store, paths)
-    if not paths or not store.state_path.exists():
-        return 0
-
-    def delete(conn: apsw.Connection) -> int:
-        before = conn.total_changes()
-        conn.executemany("DELETE FROM access WHERE path = ?", [(p,) for p in paths])
-        return conn.total_changes() - before
-
-    return write_state(store.state_path, delete)

@@ -59,3 +59,46 @@ def drivers_reached(name: str) -> dict[str, str]:
 @pytest.mark.parametrize("name", PURE)
 def test_a_pure_module_reaches_no_database_driver(name):
     assert drivers_reached(name) == {}
+
+
+def engine_modules() -> list[str]:
+    names = []
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_no_two_modules_import_each_other_through_any_chain():
+    graph = {
+        name: {
+            other
+            for other in imported(name)
+            if module_file(other) and other != name and not other.startswith(name + ".")
+            and not name.startswith(other + ".")
+        }
+        for name in engine_modules()
+    }
+    cycles = []
+    for start, targets in graph.items():
+        for first in targets:
+            seen, todo = set(), [first]
+            while todo:
+                current = todo.pop()
+                if current == start:
+                    cycles.append((start, first))
+                    break
+                if current not in seen:
+                    seen.add(current)
+                    todo.extend(graph.get(current, ()))
+    assert cycles == []
+
+
+def test_only_the_backend_module_reads_which_database_a_store_uses():
+    readers = [
+        name
+        for name in engine_modules()
+        if "database_target(" in module_file(name).read_text(encoding="utf-8")  # type: ignore[union-attr]
+        and name not in ("engine.backend", "engine.pg.target")
+    ]
+    assert readers == []

@@ -12,6 +12,7 @@ import pytest
 from engine import state
 from engine.db import open_state
 from engine.indexer import index_store
+from engine.sqlite import state as sqlite_state
 
 
 def test_state_survives_deleting_and_rebuilding_the_index(make_store, hash_embedder):
@@ -24,7 +25,7 @@ def test_state_survives_deleting_and_rebuilding_the_index(make_store, hash_embed
     index_store(store, embedder=hash_embedder)
     conn = open_state(store.state_path)
     try:
-        access = state.get_access(conn, "a.md")
+        access = sqlite_state.get_access(conn, "a.md")
     finally:
         conn.close()
     assert (access.access_count, access.outcome_score) == (1, pytest.approx(0.3))
@@ -72,7 +73,7 @@ def test_state_stays_with_a_memory_that_is_briefly_unparsable_while_a_copy_exist
     assert state.state_paths(store) == ["deploy.md"]
     conn = open_state(store.state_path)
     try:
-        access = state.get_access(conn, "deploy.md")
+        access = sqlite_state.get_access(conn, "deploy.md")
     finally:
         conn.close()
     assert (access.access_count, access.outcome_score) == (5, pytest.approx(0.3))

@@ -27,6 +27,7 @@ import engine.indexdb
 from engine import state as state_plane
 from engine.db import connect, open_index, read_meta, write_meta
 from engine.indexer import index_store
+from engine.sqlite import state as sqlite_state
 from engine.store import Store
 
 
@@ -130,13 +131,13 @@ def test_a_state_row_follows_its_renamed_file_while_another_process_counts_a_rea
     # follow_content looks at the rows without a lock, then takes the write lock and reads
     # them again before it moves one: the other process commits at that second read.
     looks = iter([lambda: None, writer.now])
-    original = state_plane.rows_concerned
+    original = sqlite_state.rows_concerned
 
     def rows_concerned(*args, **kwargs):  # type: ignore[no-untyped-def]
         next(looks, lambda: None)()
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(state_plane, "rows_concerned", rows_concerned)
+    monkeypatch.setattr(sqlite_state, "rows_concerned", rows_concerned)
 
     report = index_store(store, embed=False)
     writer.after()

@@ -9,11 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.embedder import Embedder
-from engine.pg import incremental, indexer, status
+from engine.pg import incremental, indexer, state, status
 from engine.pg.ownership import check_owner
 from engine.pg.target import DatabaseTarget
 from engine.pipeline import IndexReport, Preparsed, Progress
 from engine.scope import Scope
+from engine.state_rules import Access
 from engine.store import Store
 
 
@@ -71,3 +72,20 @@ class PgBackend:
 
     def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
         check_owner(self.target, store, doing, key)
+
+    def record_access(self, store: Store, path: str, content_hash: str | None) -> Access:
+        return state.record_access(self.target, store, path, content_hash)
+
+    def reinforce(
+        self, store: Store, path: str, outcome: int, content_hash: str | None
+    ) -> Access:
+        return state.reinforce(self.target, store, path, outcome, content_hash)
+
+    def lookup(self, store: Store, path: str) -> Access:
+        return state.lookup(self.target, path)
+
+    def state_paths(self, store: Store) -> list[str]:
+        return state.state_paths(self.target)
+
+    def prune(self, store: Store, paths: list[str]) -> int:
+        return state.prune(self.target, store, paths)

@@ -30,7 +30,7 @@ from engine.pipeline import (
     scan,
     skipped_fingerprint,
 )
-from engine.state import within
+from engine.state_rules import within
 from engine.store import Store, walk
 
 

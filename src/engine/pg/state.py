@@ -19,7 +19,7 @@ from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import ensure_state_plane, own_relation
 from engine.pg.target import DatabaseTarget
-from engine.state import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
+from engine.state_rules import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
 from engine.store import Store
 
 SELECT = (
@@ -169,8 +169,8 @@ def follow_content(
 ) -> list[tuple[str, str]]:
     """Keep the rows of ``written`` files on the content the index now holds, and move the rows
     of memories that are gone to the file now holding the same content, by the rules of
-    :func:`engine.state.follow_content` (a row never leaves a file that still exists, and never
-    lands on a path with its own row). Runs inside the caller's transaction."""
+    :func:`engine.sqlite.state.follow_content` (a row never leaves a file that still exists, and
+    never lands on a path with its own row). Runs inside the caller's transaction."""
     if written:
         conn.many(
             "UPDATE state_access SET content_hash = %s "

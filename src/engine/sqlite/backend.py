@@ -9,7 +9,8 @@ from engine.embedder import Embedder
 from engine.indexdb import indexed_content_hash
 from engine.pipeline import IndexReport, Preparsed, Progress
 from engine.scope import Scope
-from engine.sqlite import incremental, indexer, status
+from engine.sqlite import incremental, indexer, state, status
+from engine.state_rules import Access
 from engine.store import Store
 
 
@@ -65,6 +66,23 @@ class SqliteBackend:
 
     def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
         """A store's own folder holds its SQLite files: no other store can write them."""
+
+    def record_access(self, store: Store, path: str, content_hash: str | None) -> Access:
+        return state.record_access(store, path, content_hash)
+
+    def reinforce(
+        self, store: Store, path: str, outcome: int, content_hash: str | None
+    ) -> Access:
+        return state.reinforce(store, path, outcome, content_hash)
+
+    def lookup(self, store: Store, path: str) -> Access:
+        return state.lookup(store, path)
+
+    def state_paths(self, store: Store) -> list[str]:
+        return state.state_paths(store)
+
+    def prune(self, store: Store, paths: list[str]) -> int:
+        return state.prune(store, paths)
 
 
 SQLITE = SqliteBackend()

@@ -27,7 +27,6 @@ from functools import partial
 import apsw
 
 from engine import indexdb
-from engine import state as state_plane
 from engine.db import (
     INDEX_SCHEMA_VERSION,
     ensure_vector_table,
@@ -49,6 +48,7 @@ from engine.pipeline import (
     scan,
     skipped_fingerprint,
 )
+from engine.sqlite import state as state_plane
 from engine.sqlite.indexer import store_vectors, write_files
 from engine.store import Store, StoreError
 

@@ -24,7 +24,6 @@ from pathlib import Path
 import apsw
 
 from engine import indexdb
-from engine import state as state_plane
 from engine.db import (
     LOCK_NAME,
     ensure_vector_table,
@@ -51,6 +50,8 @@ from engine.pipeline import (
     scan,
     skipped_fingerprint,
 )
+from engine.sqlite import state as state_plane
+from engine.state_rules import within
 from engine.store import Store, walk
 
 
@@ -119,7 +120,7 @@ def run_index(
             present = {c.key for c in candidates} | indexdb.indexed_paths(conn)
             report.renamed = state_plane.follow_content(
                 store,
-                state_plane.within(present),
+                within(present),
                 indexdb.unique_content_paths(conn),
                 {path: known[path].content_hash for path in gone},
                 report.written,
