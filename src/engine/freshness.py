@@ -13,6 +13,9 @@ Three threads, each simple:
 A failure in any of them is logged as one line and retried on the next change (or after a
 pause); the process keeps serving. The watcher is started, and seen to be running, before
 the catch-up scan begins, so a change is either seen by the scan or reported by the watcher.
+A watcher slower to start than ``WATCH_START_S`` (a loaded machine) does not hold the scan
+back; but a scan begun while no watcher ran may have passed a file before it changed, so the
+watcher, once it runs, asks for one more catch-up, as it does when it comes back after failing.
 
 A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
 edits it: it is logged once, again whenever the file changes and is still broken, and once
@@ -43,6 +46,8 @@ RETRY_S = 5.0
 WATCH_TICK_MS = 250
 #: How often a broken config.toml is looked at again (a stat; parsed only when it changed).
 CONFIG_POLL_S = 0.5
+#: How long the first catch-up waits for the watcher to run before scanning without it.
+WATCH_START_S = 10.0
 
 
 def file_signature(path: Path) -> tuple[int, ...] | None:
@@ -113,6 +118,9 @@ class Freshness:
         self._pending: set[str] = set()
         self._folders: set[str] = set()
         self._catch_up = True
+        # A catch-up began, or the watcher stopped, while no watcher ran: a change made then
+        # may be in neither, so the watcher asks for another catch-up once it runs.
+        self._unseen = False
         self._gone = False
         self._vectors_wanted = threading.Event()
         self._watching = threading.Event()
@@ -183,12 +191,13 @@ class Freshness:
             return None
         return (info.st_dev, info.st_ino) if stat.S_ISDIR(info.st_mode) else None
 
-    def _await_root(self) -> tuple[int, int] | None:
-        """The store folder's identity once it exists; while it is gone, say so once and wait.
-        A folder that comes back (``rm -rf`` then ``git clone``) is a new folder: catch up."""
+    def _await_root(self) -> tuple[tuple[int, int] | None, bool]:
+        """The store folder's identity once it exists (None: stopped first), and whether it
+        was gone; while it is gone, say so once and wait. A folder that comes back (``rm -rf``
+        then ``git clone``) is a new folder: catch up."""
         identity = self._root_identity()
         if identity is not None:
-            return identity
+            return identity, False
         self._watching.clear()
         self._gone = True
         self.last_error = f"the store folder {self.store.root} is gone; waiting for it to return"
@@ -197,7 +206,7 @@ class Freshness:
             identity = self._root_identity()
         if identity is not None:
             self._catch_up_again("is back")
-        return identity
+        return identity, True
 
     def _catch_up_again(self, why: str) -> None:
         """A store folder that is not the one watched so far: index it afresh."""
@@ -214,16 +223,16 @@ class Freshness:
         root = str(self.store.root)
         identity = None
         while not self._stop.is_set():
-            current = self._await_root()
+            current, came_back = self._await_root()
             if current is None:
                 return
-            if identity is not None and current != identity and not self._catch_up:
+            if identity is not None and current != identity and not came_back:
                 self._catch_up_again("was replaced by another folder")
             identity = current
             try:
                 for changes in watchfiles.watch(
                     root,
-                    watch_filter=lambda _change, path: self._relative(path) is not None,
+                    watch_filter=self._wanted,
                     debounce=max(self.debounce_ms, 60),
                     step=50,
                     stop_event=self._stop,
@@ -233,7 +242,8 @@ class Freshness:
                 ):
                     if self._root_identity() != identity:  # deleted or replaced: rewatch
                         break
-                    self._watching.set()
+                    if not self._watching.is_set():
+                        self._now_watching()
                     keys: set[str] = set()
                     folders: set[str] = set()
                     for _, path in changes:
@@ -243,9 +253,31 @@ class Freshness:
                         elif (relative := self._relative(path)) is not None:
                             folders.add(relative)
                     self.notify(keys, folders)
+                with self._wake:  # rewatching (or stopping): seen to run again before it counts
+                    self._watching.clear()
             except Exception as exc:  # a vanished or unreadable folder: report and retry
+                with self._wake:  # what changes until it runs again is seen by nothing
+                    self._watching.clear()
+                    self._unseen = True
                 self._failed("watching", exc)
                 self._stop.wait(RETRY_S)
+
+    def _wanted(self, _change: object, path: str) -> bool:
+        """Which changes the watcher hands over: those outside hidden folders, and until it is
+        seen to run, any. watchfiles comes back only with changes that pass, or after a quiet
+        tick: a store whose ``.memsift`` (or ``.git``) never rests, an index polled by another
+        process, would otherwise never let it say it runs."""
+        return not self._watching.is_set() or self._relative(path) is not None
+
+    def _now_watching(self) -> None:
+        """The watcher runs (its first round came back): from now on every change is reported.
+        If a catch-up began, or the watcher stopped, while none ran, catch up once more."""
+        with self._wake:
+            self._watching.set()
+            if self._unseen:
+                self._unseen = False
+                self._catch_up = True
+                self._wake.notify_all()
 
     def _index_lost(self) -> bool:
         """Whether the index this watcher keeps was deleted since (``index.db`` is derived and
@@ -289,7 +321,7 @@ class Freshness:
 
     def _index_loop(self) -> None:
         if self.watch:  # see the module docstring: watch first, then scan
-            self._watching.wait(timeout=10)
+            self._watching.wait(timeout=WATCH_START_S)
         while not self._stop.is_set():
             if self._gone or self._root_identity() is None:
                 # Indexing now would make the folder again (an index needs .memsift/): drop
@@ -306,13 +338,18 @@ class Freshness:
                 self.log(f"the index {self.store.index_path} is gone: rebuilding it")
                 self._catch_up = True
             if self._catch_up:
+                with self._wake:  # cleared first: a request made during the scan is kept
+                    self._catch_up = False
+                    if self.watch and not self._watching.is_set():
+                        self._unseen = True
                 try:
                     report = index_store(self.store, embed=False)
                 except Exception as exc:
+                    with self._wake:
+                        self._catch_up = True
                     self._failed("catching up", exc)
                     self._stop.wait(RETRY_S)
                     continue
-                self._catch_up = False
                 self._works_again("catching up")
                 self.caught_up.set()
                 hint = " (`memsift index` lists why)" if report.skipped else ""

@@ -20,6 +20,9 @@ from mcp.types import CallToolResult
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CALL_TIMEOUT_S = 120
+#: How long a test waits for something the server does in the background (catch-up, a file
+#: written behind its back): generous, since a check that holds ends the wait at once.
+WAIT_S = 120
 
 
 def server_parameters(
@@ -87,8 +90,10 @@ class ServerSession:
         assert result.is_error
         return result.content[0].text  # type: ignore[union-attr]
 
-    def wait_for(self, check: Callable[[], bool], timeout: float = 60) -> bool:
-        """Poll ``check`` until it holds or the deadline passes (never a timed assertion)."""
+    def wait_for(self, check: Callable[[], bool], timeout: float = WAIT_S) -> bool:
+        """Poll ``check`` until it holds or the deadline passes (never a timed assertion); the
+        deadline is generous because a loaded machine is slow, and a check that holds returns
+        at once."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if check():
@@ -96,20 +101,32 @@ class ServerSession:
             time.sleep(0.1)
         return False
 
-    def wait_until_fresh(self, timeout: float = 120) -> dict[str, Any]:
-        """Wait for the server's catch-up and full vector coverage; return the status."""
+    def wait_until_fresh(self, timeout: float = WAIT_S) -> dict[str, Any]:
+        """Wait for the server's catch-up, full vector coverage and an idle vector filler;
+        return the status.
+
+        ``vector_coverage`` is counted live, but a search trusts the vector arm by the
+        coverage the filler records (every couple of seconds, and once more when it is done):
+        right after its last vectors are stored, status says 1.0 while a search still says
+        ``degraded``. The filler is seen to be done (``filling_vectors`` false) only after
+        that last record, so a search after this wait runs every arm."""
         status: dict[str, Any] = {}
 
         def fresh() -> bool:
             nonlocal status
             status = self.ok("memory_status")
             freshness = status.get("freshness") or {}
-            return bool(freshness.get("caught_up")) and status.get("vector_coverage") == 1.0
+            return (
+                bool(freshness.get("caught_up"))
+                and status.get("vector_coverage") == 1.0
+                and freshness.get("filling_vectors") is False
+                and freshness.get("pending_files") == 0
+            )
 
         assert self.wait_for(fresh, timeout), status
         return status
 
-    def wait_until_caught_up(self, timeout: float = 120) -> dict[str, Any]:
+    def wait_until_caught_up(self, timeout: float = WAIT_S) -> dict[str, Any]:
         """Wait for the server's catch-up with the files only (a store without an embedder
         never reaches vector coverage); return the status."""
         status: dict[str, Any] = {}
