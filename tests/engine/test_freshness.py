@@ -23,9 +23,12 @@ from engine.indexer import index_store
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 LEXICAL = '[embedder]\nmodel = "none"\n'
+#: How long a test waits for the threads to do something: generous (a loaded machine is slow),
+#: and a condition that holds ends the wait at once.
+WAIT_S = 120
 
 
-def eventually(check: Callable[[], bool], timeout: float = 30) -> bool:
+def eventually(check: Callable[[], bool], timeout: float = WAIT_S) -> bool:
     """Poll until ``check`` holds or the deadline passes (no timed assertion)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -52,7 +55,7 @@ def running(freshness: Freshness) -> Iterator[Freshness]:
     """``freshness`` started and caught up with its store; stopped on the way out."""
     freshness.start()
     try:
-        assert freshness.caught_up.wait(30)
+        assert freshness.caught_up.wait(WAIT_S)
         yield freshness
     finally:
         freshness.stop()
@@ -114,8 +117,8 @@ def test_stop_ends_every_thread(make_store):
     store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})
     freshness = Freshness(store)
     freshness.start()
-    assert freshness.caught_up.wait(30)
-    freshness.stop(timeout=30)
+    assert freshness.caught_up.wait(WAIT_S)
+    freshness.stop(timeout=WAIT_S)
     assert not any(thread.is_alive() for thread in freshness._threads)
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
+import threading
 
 import pytest
-from test_freshness import LEXICAL, eventually, indexed, running
+from test_freshness import LEXICAL, WAIT_S, eventually, indexed, running
 
 from engine.db import open_index
 from engine.freshness import Freshness
@@ -117,11 +117,12 @@ def logged(make_store, monkeypatch):  # type: ignore[no-untyped-def]
     import engine.freshness
 
     monkeypatch.setattr(engine.freshness, "RETRY_S", 0.02)
+    monkeypatch.setattr(engine.freshness, "CONFIG_POLL_S", 0.02)
     store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
     lines: list[str] = []
     freshness = Freshness(store, debounce_ms=60, log=lines.append)
     freshness.start()
-    assert freshness.caught_up.wait(30)
+    assert freshness.caught_up.wait(WAIT_S)
     yield store, freshness, lines
     freshness.stop()
 
@@ -130,12 +131,32 @@ def config_lines(lines: list[str]) -> list[str]:
     return [line for line in lines if "config.toml" in line]
 
 
+def index_rounds(freshness: Freshness, rounds: int) -> bool:
+    """Wait until the index loop has come round ``rounds`` more times (each round begins by
+    checking config.toml): what a test that something does *not* happen waits for, instead
+    of sleeping some time that a loaded machine may spend on one round."""
+    counted: list[int] | None = getattr(freshness, "_test_rounds", None)
+    if counted is None:
+        counted = [0]
+        real = freshness._config_usable
+
+        def counting() -> bool:
+            if threading.current_thread().name == "memsift-index":
+                counted[0] += 1
+            return real()
+
+        freshness._config_usable = counting  # type: ignore[method-assign]
+        freshness._test_rounds = counted  # type: ignore[attr-defined]
+    start = counted[0]
+    return eventually(lambda: counted[0] >= start + rounds)
+
+
 def test_a_broken_config_is_logged_once_not_on_every_retry(logged):
     store, freshness, lines = logged
     store.config_path.write_text("[weights\n")
     (store.root / "facts" / "new.md").write_text("New.\n")
     assert eventually(lambda: config_lines(lines))
-    time.sleep(0.5)  # some twenty retries' worth
+    assert index_rounds(freshness, 20)
     assert len(config_lines(lines)) == 1, lines
     assert "not valid TOML" in config_lines(lines)[0]
     assert "not valid TOML" in (freshness.status()["last_error"] or "")
@@ -143,13 +164,13 @@ def test_a_broken_config_is_logged_once_not_on_every_retry(logged):
 
 
 def test_a_broken_config_changed_but_still_broken_is_logged_again(logged):
-    store, _, lines = logged
+    store, freshness, lines = logged
     store.config_path.write_text("[weights\n")
     (store.root / "facts" / "new.md").write_text("New.\n")
     assert eventually(lambda: config_lines(lines))
     store.config_path.write_text("[weight]\nfts = 1.0\n")
     assert eventually(lambda: len(config_lines(lines)) == 2)
-    time.sleep(0.5)
+    assert index_rounds(freshness, 20)
     assert len(config_lines(lines)) == 2, lines
     assert "[weight]" in config_lines(lines)[1]
 
@@ -177,11 +198,11 @@ def test_a_config_nested_10000_deep_is_logged_and_indexing_resumes_once_it_is_fi
 
 
 def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed(logged):
-    store, _, lines = logged
+    store, freshness, lines = logged
     store.config_path.write_text("[weights\n")
     store.index_path.unlink()
     assert eventually(lambda: config_lines(lines))
-    time.sleep(1.5)  # the index loop's idle round (1 s) has come by and seen the index gone
+    assert index_rounds(freshness, 3)  # the loop has come by with the index gone
     store.config_path.write_text(LEXICAL)
     assert eventually(lambda: indexed(store) == {"facts/port.md"}), lines
 

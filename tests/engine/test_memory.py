@@ -352,12 +352,12 @@ from engine.memory import Skip, parse_memory
 outcomes = {}
 for field, text in json.load(sys.stdin).items():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine's waits are not the parser's
     try:
         outcome = {"body": parse_memory("bomb.md", text.encode()).body}
     except Skip as skip:
         outcome = {"skip": skip.reason}
-    outcome["seconds"] = time.perf_counter() - started
+    outcome["seconds"] = time.process_time() - started
     outcome["grew_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     outcomes[field] = outcome
 print(json.dumps(outcomes))

@@ -103,6 +103,23 @@ def query_rows(url: str, sql: str) -> list[tuple[object, ...]]:
         return conn.execute(sql).fetchall()
 
 
+def waits_for_a_lock(url: str, pid: int, timeout: float = 120) -> bool:
+    """Whether the server process ``pid`` is seen waiting for a lock before the deadline (not a
+    sleep that a loaded machine may spend before the wait has begun)."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            (waits,) = conn.execute(
+                "SELECT wait_event_type IS NOT DISTINCT FROM 'Lock' FROM pg_stat_activity "
+                "WHERE pid = %s",
+                (pid,),
+            ).fetchone()
+            if waits:
+                return True
+            time.sleep(0.02)
+    return False
+
+
 def totals_match_the_chunks(url: str) -> bool:
     kept = query_rows(url, "SELECT chunks, tokens FROM fts_totals")
     counted = query_rows(url, "SELECT count(*), coalesce(sum(length), 0) FROM chunks")
@@ -221,14 +238,15 @@ def test_two_writers_crossing_files_neither_deadlock_nor_lose_a_count(notes, pg_
     run, other = connect(target, vectors=False), connect(target, vectors=False)
     try:
         for conn in (run, other):
-            conn.run("SET lock_timeout = '20s'")
+            conn.run("SET lock_timeout = '120s'")
         with run:
             indexdb.write_file(run, row("x.md", "crossing writers one"))
             with ThreadPoolExecutor(1) as pool:
                 with other:
                     indexdb.write_file(other, row("y.md", "crossing writers two"))
                     waiting = pool.submit(indexdb.write_file, run, row("y.md", "crossing three"))
-                    time.sleep(0.5)  # the run now waits for "y"; the remember commits
+                    # the run now waits for "y"; then the remember commits
+                    assert waits_for_a_lock(pg_url, run.raw.info.backend_pid), waiting
                 waiting.result()
     finally:
         run.close()

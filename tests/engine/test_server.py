@@ -163,7 +163,7 @@ def test_a_file_written_behind_the_servers_back_is_found_within_seconds(server, 
         hits = server.ok("memory_search", {"query": "where does the capybara park"})["hits"]
         return bool(hits) and hits[0]["path"] == "facts/capybara.md"
 
-    assert server.wait_for(found, timeout=30)
+    assert server.wait_for(found)
 
 
 def test_a_file_deleted_behind_the_servers_back_leaves_the_results(server, store_dir):
@@ -174,9 +174,9 @@ def test_a_file_deleted_behind_the_servers_back_leaves_the_results(server, store
         hits = server.ok("memory_search", {"query": "wombat rota"})["hits"]
         return ("facts/wombat.md" in [h["path"] for h in hits]) is expected
 
-    assert server.wait_for(lambda: searchable(True), timeout=30)
+    assert server.wait_for(lambda: searchable(True))
     target.unlink()
-    assert server.wait_for(lambda: searchable(False), timeout=30)
+    assert server.wait_for(lambda: searchable(False))
 
 
 def test_read_pages_a_long_memory_and_counts_one_access(server):

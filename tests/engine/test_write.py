@@ -191,9 +191,11 @@ KILLER = textwrap.dedent(
         body = "All work and no play makes a dull memory. " * 7000
         while True:
             remember(store, "Big memory", body, "semantic")
+            print("wrote", flush=True)
     folder = kind_folder(store, "raw")
     while True:
         write_new_file(store, folder, "big", b"x" * 8_000_000)
+        print("wrote", flush=True)
     """
 )
 
@@ -207,6 +209,9 @@ def kill_at_random(root: Path, mode: str, times: int, window: tuple[float, float
         ) as child:
             assert child.stdout is not None
             assert child.stdout.readline() == b"ready\n"
+            # One whole write first, however slow the machine: then every round has files
+            # to check, and the kill lands at a random moment in a later one
+            assert child.stdout.readline() == b"wrote\n"
             time.sleep(rng.uniform(*window))
             child.send_signal(signal.SIGKILL)
 
