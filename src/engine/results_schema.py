@@ -646,6 +646,77 @@ class ScaleResults:
     stores: tuple[ScaleStore, ...]
 
 
+# --------------------------------------------------------------------------- soak
+
+
+@dataclass(frozen=True)
+class SoakSettings:
+    """What ``benchmarks/soak.py`` ran: two servers and a CLI writer on one lexical store."""
+
+    servers: int
+    #: The fewest calls each server is sent, ``in_flight`` at a time (pipelined); each goes on
+    #: until the CLI writer is done too, so the three sources overlap throughout.
+    server_calls: int
+    in_flight: int
+    #: One-shot ``memsift`` processes, ``cli_parallel`` at a time.
+    cli_calls: int
+    cli_parallel: int
+    #: Memories the reads and reinforcements pick from; the share of calls that remember.
+    memories: int
+    remember_share: float
+    seed: int
+    #: The store's embedder ("none": lexical only, so remembers index without embedding).
+    model: str
+
+
+@dataclass(frozen=True)
+class SoakCheck:
+    """What one soak found: every count a lost write would change."""
+
+    calls: int
+    #: "<source> <tool>" -> calls made (a server's status calls included).
+    calls_by_tool: dict[str, int]
+    errors: int
+    #: "<source> <tool>" -> errors; a few distinct messages, cut to 300 characters.
+    errors_by_tool: dict[str, int]
+    error_samples: tuple[str, ...]
+    #: Reads answered, and the accesses state.db counted for the soak's memories.
+    reads: int
+    reads_counted: int
+    #: Memories whose count is not their reads, or whose reads did not answer 1..n.
+    memories_with_wrong_counts: int
+    reinforcements: int
+    #: Memories whose answered outcomes do not fold, each once, into the final score.
+    memories_with_broken_outcome_chain: int
+    remembers: int
+    remembered_not_once_on_disk: int
+    #: Remembers answered ``indexed: false`` (allowed: the watchers index them).
+    answered_not_indexed: int
+    remembered_not_indexed_once_after_settling: int
+    #: "<source> <tool>" -> how long its calls took to answer, a failed call included.
+    latency: dict[str, Timing] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SoakRun:
+    run: int
+    #: Seconds from each source's first call to its last answer ("serve-1", "serve-2", "cli").
+    elapsed_s: dict[str, float]
+    load_average: LoadWindow
+    check: SoakCheck
+
+
+@dataclass(frozen=True)
+class SoakResults:
+    """``soak.json``: whether two servers and a CLI on one store lose a read, an outcome or a
+    memory (not a Measured-page file: its figures are counts that must be zero)."""
+
+    stamp: Stamp
+    settings: SoakSettings
+    runs: tuple[SoakRun, ...]
+    elapsed_s: float
+
+
 # --------------------------------------------------------------------------- the files
 
 
