@@ -10,7 +10,7 @@ import threading
 
 from test_freshness import WAIT_S, eventually
 
-import engine.incremental
+import engine.sqlite.incremental
 from conftest import HashEmbedder
 from engine.db import open_index, read_meta
 from engine.freshness import Freshness
@@ -37,7 +37,7 @@ def test_the_filler_is_said_to_be_filling_until_the_coverage_searches_trust_is_r
     index_store(store, embedder=embedder)
     (store.root / "b.md").write_text("Beta, written while nothing ran.\n")
 
-    real_record = engine.incremental.record_coverage
+    real_record = engine.sqlite.incremental.record_coverage
     stored, release = threading.Event(), threading.Event()
 
     def record_held(conn, model, dim):  # type: ignore[no-untyped-def]
@@ -46,7 +46,7 @@ def test_the_filler_is_said_to_be_filling_until_the_coverage_searches_trust_is_r
             release.wait(WAIT_S)
         real_record(conn, model, dim)
 
-    monkeypatch.setattr(engine.incremental, "record_coverage", record_held)
+    monkeypatch.setattr(engine.sqlite.incremental, "record_coverage", record_held)
     freshness = Freshness(store, watch=False)
     freshness.start()
     try:
