@@ -71,7 +71,9 @@ def test_equal_keys_share_a_rank_and_the_next_rank_skips():
     assert lab.tie_ranks({"a": 1, "b": 1, "c": 2}) == {"a": 1, "b": 1, "c": 3}
 
 
-@pytest.mark.parametrize("query", [*QUERIES, "what happened in june 2026"])
+@pytest.mark.parametrize(
+    "query", [*QUERIES, "release decision july 2026", "what happened on 2026-09-17"]
+)
 def test_the_labs_fusion_orders_hits_as_the_fused_sql_statement_does(examples, query):
     """The lab proposes the registry's weights, so its fusion must be the statement's: on a
     lexical search (no state rows, so no salience) its order is the SQL's, hit for hit."""
