@@ -171,11 +171,13 @@ def follow_content(
     of memories that are gone to the file now holding the same content, by the rules of
     :func:`engine.sqlite.state.follow_content` (a row never leaves a file that still exists, and
     never lands on a path with its own row). Runs inside the caller's transaction."""
-    if written:
-        conn.many(
-            "UPDATE state_access SET content_hash = %s "
-            "WHERE path = %s AND content_hash IS DISTINCT FROM %s",
-            [(digest, path, digest) for path, digest in sorted(written.items())],
+    if written:  # one statement: a first run of a million files must not make a million
+        paths, digests = zip(*sorted(written.items()), strict=True)
+        conn.run(
+            "UPDATE state_access AS s SET content_hash = w.digest "
+            "FROM unnest(%s::text[], %s::text[]) AS w(path, digest) "
+            "WHERE s.path = w.path AND s.content_hash IS DISTINCT FROM w.digest",
+            (list(paths), list(digests)),
         )
     if not unique:
         return []
