@@ -41,7 +41,8 @@ from engine.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, 
 from engine.indexer import index_store
 from engine.query import quote, sanitize
 from engine.scope import ScopeSpec, build_scope
-from engine.search import MAX_EMBED_QUERY_CHARS, choose_fts_form
+from engine.search import MAX_EMBED_QUERY_CHARS
+from engine.sqlite.search import choose_fts_form
 from engine.store import open_store
 from engine.when import query_window
 

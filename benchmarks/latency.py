@@ -43,7 +43,8 @@ from engine.arms import ARMS as REGISTRY
 from engine.db import open_index
 from engine.results_schema import LatencyResults, write_results
 from engine.scope import ScopeSpec, build_scope
-from engine.search import Searcher, attach_state, search
+from engine.search import Searcher, search
+from engine.sqlite.search import attach_state
 from engine.store import Store
 from engine.typed_json import ShapeError, dump, load
 

@@ -74,7 +74,9 @@ from engine.results_schema import (
     read_results,
     write_results,
 )
-from engine.search import SqliteBackend, attach_state, run_search
+from engine.search import run_search
+from engine.sqlite.search import SqliteSearch
+from engine.store import Store
 from engine.typed_json import load
 
 REPO = Path(__file__).resolve().parent.parent
@@ -440,8 +442,6 @@ def measure(
 
 
 def sqlite_store(args: argparse.Namespace, n: int) -> dict[str, object]:
-    from engine.db import open_index_reader as reader
-
     root = Path(tempfile.mkdtemp(prefix=f"scale-sqlite-{n}-", dir=args.cache))
     try:
         log(f"  SQLite, {n:,} memories: writing the store")
@@ -451,14 +451,13 @@ def sqlite_store(args: argparse.Namespace, n: int) -> dict[str, object]:
         build_load = {"before": before, "after": load_average()}
         pick = sqlite_vector_picker(root)
         queries = make_queries(args.queries, SEED, pick)
-        conn = reader(root / ".memsift" / "index.db")
-        has_state = attach_state(conn, root / ".memsift" / "state.db")
-        backend = SqliteBackend(conn, has_state)
+        backend = SqliteSearch(Store(root))
+        backend.open()
         log(f"  SQLite, {n:,} memories: searching")
         exact, _ = measure(
             backend, queries, warmup=args.warmup, budget_s=args.budget, exact_top=None
         )
-        conn.close()
+        backend.close()
         size = sum(p.stat().st_size for p in (root / ".memsift").iterdir() if p.is_file())
         return {
             "backend": "sqlite",

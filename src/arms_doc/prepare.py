@@ -237,7 +237,7 @@ def empty_index() -> Iterator[apsw.Connection]:
     """A connection to an empty index made by the engine's own DDL, the state plane attached
     the way a search attaches it; in a temporary folder that is removed afterwards."""
     from engine.db import ensure_vector_table, open_index, open_state
-    from engine.search import attach_state
+    from engine.sqlite.search import attach_state
 
     with tempfile.TemporaryDirectory(prefix="arms-doc-") as folder:
         index_path, state_path = Path(folder) / "index.db", Path(folder) / "state.db"

@@ -4,9 +4,10 @@ A store's ``[database]`` configuration (or ``MEMSIFT_DATABASE_URL``) is read her
 else to decide between the SQLite files under ``.memsift/`` (:mod:`engine.sqlite.backend`) and
 a schema of a PostgreSQL database (:mod:`engine.pg.backend`). The rest of the engine asks the
 :class:`Backend` it gets for what it needs (an index run, a few keys indexed, vectors filled,
-the status, a listing, a memory's indexed content), so a new operation is one method on each
-backend, not an ``if`` in every caller, and a rule that guards a backend's data (a team schema
-belongs to one store) lives inside that backend, where every write passes it.
+the status, a listing, a memory's indexed content, a session of searches), so a new operation
+is one method on each backend, not an ``if`` in every caller, and a rule that guards a
+backend's data (a team schema belongs to one store) lives inside that backend, where every
+write passes it.
 
 The PostgreSQL side is imported only when a store names a database, so a SQLite store never
 loads the driver.
@@ -21,11 +22,43 @@ from typing import TYPE_CHECKING, Protocol
 from engine.pg.target import DatabaseTarget, database_target
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from engine.embedder import Embedder
     from engine.pipeline import IndexReport, Preparsed, Progress
+    from engine.query import QueryTerms
     from engine.scope import Scope
     from engine.state_rules import Access
     from engine.store import Store
+
+
+class SearchSession(Protocol):
+    """What a search asks of the database it runs on, held open between searches; everything
+    else (the inputs, the assembly, the fusion, abstention, the account of what happened) is
+    the same on both backends (:func:`engine.search.run_search`)."""
+
+    #: The SQL dialect the arms' fragments are taken in (engine.contract.DIALECTS).
+    dialect: str
+    #: Whether the last search failed only because a connection kept from an earlier search
+    #: was dropped by the server: a search only reads, so it is run once more.
+    lost: bool
+
+    def open(self) -> None:
+        """Be ready for the next search (connect, or follow a replaced index)."""
+
+    def errors(self) -> AbstractContextManager[None]:
+        """The driver's errors while a search runs, as one line naming the database."""
+
+    def close(self) -> None: ...
+    def has_state(self) -> bool: ...
+    def vector_search(self) -> str: ...
+    def vector_plane_problem(self, embedder: Embedder) -> str | None: ...
+    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]: ...
+    def fetch(
+        self, sql: str, params: tuple[object, ...]
+    ) -> tuple[list[str], list[tuple[object, ...]]]: ...
+    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]: ...
+    def scope_has_files(self, scope: Scope) -> bool: ...
 
 
 class Backend(Protocol):
@@ -79,6 +112,9 @@ class Backend(Protocol):
 
     def content_hash(self, store: Store, key: str) -> str | None:
         """The content hash the index holds for ``key``, None when it holds none."""
+
+    def open_search(self, store: Store) -> SearchSession:
+        """A session for many searches of ``store`` (connected lazily, closed by the caller)."""
 
     def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
         """Refuse ``doing`` when the backend's data belongs to another store."""

@@ -12,30 +12,21 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-import apsw
 import numpy as np
 
 from engine.arms import ARMS, Arm
 from engine.assemble import RRF_K, assemble, resolve_weights
-from engine.backend import open_backend
-from engine.contract import MIN_VECTOR_COVERAGE, Available, bind, bound_prefix
-from engine.db import guarded, open_index_reader, vector_table_dim
+from engine.backend import SearchSession, open_backend
+from engine.contract import Available, bind, bound_prefix
 from engine.embedder import Embedder, make_embedder, to_blob
-from engine.errors import Database, Problem, classify
-from engine.indexdb import vector_coverage
 from engine.query import QueryTerms, sanitize
-from engine.scope import Scope, ScopeSpec, build_scope
+from engine.scope import ScopeSpec, build_scope
 from engine.store import Config, Store, open_store
 from engine.when import query_window
-
-if TYPE_CHECKING:
-    from engine.pg.search import PgSearchBackend
 
 DEFAULT_LIMIT = 10
 #: How many candidates each query arm offers to the fusion; chosen with the weights (40 and
@@ -138,126 +129,6 @@ def shown_param(value: object) -> object:
     return value
 
 
-def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:
-    """Why the stored vectors cannot serve this embedder's query vector, or None if they can.
-
-    The indexer records its model before the first vector, so an interrupted first run is
-    recognised; vectors of this model under no recorded model (a run killed before that
-    existed) are counted too. The reason says how far embedding got and what resumes it.
-    """
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    model = meta.get("model")
-    if model is None and not has_vectors_of(conn, embedder.name):
-        return f"the index holds no vectors yet; run `memsift index` to embed with {embedder.name}"
-    if model is not None and model != embedder.name:
-        return (
-            f"index holds vectors of {model}, configured model is {embedder.name}; "
-            "run `memsift index`"
-        )
-    if vector_table_dim(conn) != embedder.dim:
-        return "the index has no vector table for this model yet; run `memsift index`"
-    complete = meta.get("complete") == "1" and model is not None
-    if complete:
-        chunks = int(meta.get("chunks") or 0)
-        embedded = int(meta.get("embedded_chunks") or 0)
-    else:  # an interrupted run: count for real
-        chunks, embedded = vector_coverage(conn, embedder.name)
-    coverage = embedded / chunks if chunks else 1.0
-    if coverage >= MIN_VECTOR_COVERAGE:
-        return None
-    if not complete:
-        return (
-            f"embedding stopped at {embedded} of {chunks} chunks (an index run was interrupted "
-            "or is still running); run `memsift index` to resume it"
-        )
-    return (
-        f"vector coverage {coverage:.2f} is below {MIN_VECTOR_COVERAGE}: {embedded} of {chunks} "
-        "chunks embedded; run `memsift index` (without --no-embed) to embed the rest"
-    )
-
-
-def has_vectors_of(conn: apsw.Connection, model: str) -> bool:
-    row = conn.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone()
-    return row is not None
-
-
-def attach_state(conn: apsw.Connection, path: Path) -> bool:
-    """Attach ``state.db`` read-only as schema ``state``; False when there is none.
-
-    In a folder nobody may write to it is attached immutable (as :func:`engine.db.open_reader`
-    opens a database there). Errors name state.db, not the index. A file another process has
-    just created and not yet given its table is no state plane yet: it is detached again, and
-    the next search looks once more.
-    """
-    if not path.exists():
-        return False
-    with guarded(Database.STATE, path):
-        try:
-            attach(conn, path.as_uri() + "?mode=ro")
-        except (apsw.CantOpenError, apsw.ReadOnlyError):
-            if Path(f"{path}-wal").exists():
-                raise
-            attach(conn, path.as_uri() + "?mode=ro&immutable=1")
-        table = "SELECT 1 FROM state.sqlite_master WHERE type = 'table' AND name = 'access'"
-        if conn.execute(table).fetchone() is None:
-            conn.execute("DETACH DATABASE state")
-            return False
-    return True
-
-
-def attach(conn: apsw.Connection, uri: str) -> None:
-    """ATTACH ``uri`` as ``state`` and read its schema (where a damaged file shows)."""
-    conn.execute("ATTACH DATABASE ? AS state", (uri,))
-    try:
-        conn.execute("SELECT count(*) FROM state.sqlite_master").fetchall()
-    except apsw.Error:
-        conn.execute("DETACH DATABASE state")
-        raise
-
-
-@contextmanager
-def search_errors(conn: apsw.Connection, store: Store, has_state: bool) -> Iterator[None]:
-    """Name the database a failing search statement hit. The statement reads both; damage is
-    pinned on state.db only when its own check finds it, so the index's advice ("delete it")
-    is never given for the durable database, nor the reverse."""
-    try:
-        yield
-    except apsw.Error as exc:
-        database, path = Database.INDEX, store.index_path
-        if has_state and classify(exc) is Problem.CORRUPT and state_damaged(conn):
-            database, path = Database.STATE, store.state_path
-        with guarded(database, path):
-            raise
-
-
-def state_damaged(conn: apsw.Connection) -> bool:
-    try:
-        rows = conn.execute("PRAGMA state.quick_check").fetchall()
-    except apsw.Error:
-        return True
-    return rows != [("ok",)]
-
-
-def choose_fts_form(
-    conn: apsw.Connection, terms: QueryTerms, scope: Scope
-) -> tuple[str | None, str | None]:
-    """Bind the all-terms form when some passage (chunk) of a memory in scope holds every term,
-    else the any form: the arm ranks memories by their best passage, so the probe asks the same."""
-    all_form, any_form = terms.all_form(), terms.any_form()
-    if all_form is None:
-        return None, None
-    if all_form == any_form:
-        return all_form, "all"
-    probe = (
-        "SELECT 1 FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
-        f"JOIN files AS f ON f.id = c.file_id WHERE chunks_fts MATCH ?1 AND {scope.sql} LIMIT 1"
-    )
-    params = bound_prefix(probe, bind({"match": all_form}, scope.values))
-    if conn.execute(probe, params).fetchone():
-        return all_form, "all"
-    return any_form, "any"
-
-
 def search(
     store: Store | str | os.PathLike[str],
     query: str,
@@ -300,12 +171,8 @@ class Searcher:
         self.store = store if isinstance(store, Store) else open_store(store)
         self._embedder = embedder
         self._own_embedder = embedder is None
-        self._conn: apsw.Connection | None = None
-        self._identity: tuple[int, int] | None = None
-        self._has_state = False
-        #: A team store's database (None: SQLite under .memsift/, the default).
-        self._target = open_backend(self.store).target
-        self._pg: PgSearchBackend | None = None
+        #: Where the searches run: the store's SQLite index or its team database.
+        self._session: SearchSession = open_backend(self.store).open_search(self.store)
 
     def __enter__(self) -> Searcher:
         return self
@@ -314,42 +181,7 @@ class Searcher:
         self.close()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._pg is not None:
-            self._pg.close()
-            self._pg = None
-
-    def _backend(self) -> tuple[SearchBackend, AbstractContextManager[None]]:
-        """Where this search runs and how its errors are named: the store's SQLite index, or
-        its team database when the store names one."""
-        if self._target is not None:
-            from engine.pg.search import PgSearchBackend
-
-            if self._pg is None:
-                self._pg = PgSearchBackend(self._target)
-            return self._pg, self._pg.errors()
-        conn = self._connection()
-        backend = SqliteBackend(conn, self._has_state)
-        return backend, search_errors(conn, self.store, self._has_state)
-
-    def _connection(self) -> apsw.Connection:
-        try:
-            info = os.stat(self.store.index_path)
-        except FileNotFoundError:
-            self.close()
-            # Waits while a first run creates the index, else raises IndexMissing with the fix.
-            open_index_reader(self.store.index_path).close()
-            info = os.stat(self.store.index_path)
-        identity = (info.st_dev, info.st_ino)
-        if self._conn is None or identity != self._identity:
-            self.close()
-            self._conn = open_index_reader(self.store.index_path)
-            self._identity, self._has_state = identity, False
-        if not self._has_state:
-            self._has_state = attach_state(self._conn, self.store.state_path)
-        return self._conn
+        self._session.close()
 
     def search(
         self,
@@ -372,14 +204,15 @@ class Searcher:
                 self._embedder = None
             elif current != config.model and use_vector and query.strip():
                 self._embedder = make_embedder(config.model)
+        session = self._session
         for attempt in (1, 2):
-            backend, errors = self._backend()
+            session.open()
             try:
-                with errors:
+                with session.errors():
                     return run_search(
-                        backend,
+                        session,
                         config,
-                        backend.has_state(),
+                        session.has_state(),
                         query,
                         limit=limit,
                         scope=scope,
@@ -395,70 +228,14 @@ class Searcher:
                 # A team database that dropped the connection kept since the last search: a
                 # search only reads, so it runs once more on a new connection instead of
                 # failing an agent's call for the server's restart.
-                if attempt == 1 and self._pg is not None and self._pg.lost:
+                if attempt == 1 and session.lost:
                     continue
                 raise
         raise AssertionError("unreachable: the second attempt returns or raises")
 
 
-class SearchBackend(Protocol):
-    """What a search asks of the database it runs on; everything else (the inputs, the
-    assembly, the fusion, abstention, the account of what happened) is the same on both."""
-
-    #: The SQL dialect the arms' fragments are taken in (engine.contract.DIALECTS).
-    dialect: str
-
-    def has_state(self) -> bool: ...
-    def vector_search(self) -> str: ...
-    def vector_plane_problem(self, embedder: Embedder) -> str | None: ...
-    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]: ...
-    def fetch(
-        self, sql: str, params: tuple[object, ...]
-    ) -> tuple[list[str], list[tuple[object, ...]]]: ...
-    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]: ...
-    def scope_has_files(self, scope: Scope) -> bool: ...
-
-
-class SqliteBackend:
-    """A search on the store's ``index.db`` (its state plane attached when ``has_state``)."""
-
-    dialect = "sqlite"
-
-    def __init__(self, conn: apsw.Connection, has_state: bool) -> None:
-        self.conn = conn
-        self._has_state = has_state
-
-    def has_state(self) -> bool:
-        return self._has_state
-
-    def vector_search(self) -> str:
-        return "exact"  # nearest_chunks compares the query with every vector
-
-    def vector_plane_problem(self, embedder: Embedder) -> str | None:
-        return vector_plane_problem(self.conn, embedder)
-
-    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
-        return choose_fts_form(self.conn, terms, scope)
-
-    def fetch(
-        self, sql: str, params: tuple[object, ...]
-    ) -> tuple[list[str], list[tuple[object, ...]]]:
-        cursor = self.conn.execute(sql, params)
-        try:
-            columns = [name for name, _ in cursor.get_description()]
-        except apsw.ExecutionCompleteError:  # no row at all: the statement has already finished
-            return [], []
-        return columns, cursor.fetchall()
-
-    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]:
-        return hit_chunks(self.conn, file_ids)
-
-    def scope_has_files(self, scope: Scope) -> bool:
-        return scope_has_files(self.conn, scope)
-
-
 def run_search(
-    db: SearchBackend,
+    db: SearchSession,
     config: Config,
     has_state: bool,
     query: str,
@@ -593,11 +370,6 @@ def clean_scope(spec: ScopeSpec) -> ScopeSpec:
     )
 
 
-def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
-    sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
-    return conn.execute(sql, bound_prefix(sql, bind({}, scope.values))).fetchone() is not None
-
-
 def make_hits(
     records: list[dict[str, Any]],
     chunks: dict[int, list[tuple[str, bytes | None]]],
@@ -647,24 +419,6 @@ def chunk_similarities(
     if matrix.size != query.size * len(blobs):
         return None
     return matrix.reshape(len(blobs), -1) @ query
-
-
-def hit_chunks(
-    conn: apsw.Connection, file_ids: list[int]
-) -> dict[int, list[tuple[str, bytes | None]]]:
-    """Every chunk (text, vector) of the hits, in order, fetched in one query."""
-    if not file_ids:
-        return {}
-    marks = ", ".join("?" * len(file_ids))
-    found: dict[int, list[tuple[str, bytes | None]]] = {}
-    for file_id, text, blob in conn.execute(
-        "SELECT c.file_id, c.text, e.vector FROM chunks AS c "
-        f"LEFT JOIN embeddings AS e ON e.hash = c.hash WHERE c.file_id IN ({marks}) "
-        "ORDER BY c.file_id, c.seq",
-        file_ids,
-    ):
-        found.setdefault(file_id, []).append((text, blob))
-    return found
 
 
 def snippet_for(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from engine.embedder import Embedder
 from engine.pg import incremental, indexer, state, status
 from engine.pg.ownership import check_owner
+from engine.pg.search import PgSearchBackend
 from engine.pg.target import DatabaseTarget
 from engine.pipeline import IndexReport, Preparsed, Progress
 from engine.scope import Scope
@@ -69,6 +70,9 @@ class PgBackend:
 
     def content_hash(self, store: Store, key: str) -> str | None:
         return incremental.indexed_content_hash(self.target, key)
+
+    def open_search(self, store: Store) -> PgSearchBackend:
+        return PgSearchBackend(self.target)
 
     def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
         check_owner(self.target, store, doing, key)

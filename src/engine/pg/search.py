@@ -60,6 +60,9 @@ class PgSearchBackend:
             self._conn = None
         self._served = False
 
+    def open(self) -> None:
+        """Nothing to do before a search: :attr:`conn` connects on first use."""
+
     @contextmanager
     def errors(self) -> Iterator[None]:
         """The driver's errors as one line naming the database; a broken connection is

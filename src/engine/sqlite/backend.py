@@ -10,6 +10,7 @@ from engine.indexdb import indexed_content_hash
 from engine.pipeline import IndexReport, Preparsed, Progress
 from engine.scope import Scope
 from engine.sqlite import incremental, indexer, state, status
+from engine.sqlite.search import SqliteSearch
 from engine.state_rules import Access
 from engine.store import Store
 
@@ -63,6 +64,9 @@ class SqliteBackend:
 
     def content_hash(self, store: Store, key: str) -> str | None:
         return indexed_content_hash(store.index_path, key)
+
+    def open_search(self, store: Store) -> SqliteSearch:
+        return SqliteSearch(store)
 
     def check_owner(self, store: Store, doing: str, key: str | None = None) -> None:
         """A store's own folder holds its SQLite files: no other store can write them."""

@@ -1,0 +1,245 @@
+"""The SQLite side of a search: what :func:`engine.search.run_search` asks of ``index.db``.
+
+:class:`SqliteSearch` holds one read connection between searches (so SQLite keeps its prepared
+statements and page cache warm), follows an index that a full run replaced (it reopens when
+``index.db`` is another file), and attaches ``state.db`` read-only as soon as it exists. Its
+errors name the database the failing statement hit: the index's advice ("delete it, it is
+rebuilt") must never be given for the durable state plane.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+import apsw
+
+from engine.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
+from engine.db import guarded, open_index_reader, vector_table_dim
+from engine.embedder import Embedder
+from engine.errors import Database, Problem, classify
+from engine.indexdb import vector_coverage
+from engine.query import QueryTerms
+from engine.scope import Scope
+from engine.store import Store
+
+
+class SqliteSearch:
+    """Searches of one store's ``index.db`` (its state plane attached once there is one)."""
+
+    dialect = "sqlite"
+    #: A file on this machine never drops a connection between searches.
+    lost = False
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._conn: apsw.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._has_state = False
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def open(self) -> None:
+        """Be ready for a search: connect, or reconnect when ``index.db`` was replaced, and
+        attach the state plane if it has appeared since the last search."""
+        try:
+            info = os.stat(self.store.index_path)
+        except FileNotFoundError:
+            self.close()
+            # Waits while a first run creates the index, else raises IndexMissing with the fix.
+            open_index_reader(self.store.index_path).close()
+            info = os.stat(self.store.index_path)
+        identity = (info.st_dev, info.st_ino)
+        if self._conn is None or identity != self._identity:
+            self.close()
+            self._conn = open_index_reader(self.store.index_path)
+            self._identity, self._has_state = identity, False
+        if not self._has_state:
+            self._has_state = attach_state(self._conn, self.store.state_path)
+
+    @property
+    def conn(self) -> apsw.Connection:
+        if self._conn is None:
+            self.open()
+        assert self._conn is not None
+        return self._conn
+
+    def errors(self) -> AbstractContextManager[None]:
+        return search_errors(self.conn, self.store, self._has_state)
+
+    def has_state(self) -> bool:
+        return self._has_state
+
+    def vector_search(self) -> str:
+        return "exact"  # nearest_chunks compares the query with every vector
+
+    def vector_plane_problem(self, embedder: Embedder) -> str | None:
+        return vector_plane_problem(self.conn, embedder)
+
+    def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
+        return choose_fts_form(self.conn, terms, scope)
+
+    def fetch(
+        self, sql: str, params: tuple[object, ...]
+    ) -> tuple[list[str], list[tuple[object, ...]]]:
+        cursor = self.conn.execute(sql, params)
+        try:
+            columns = [name for name, _ in cursor.get_description()]
+        except apsw.ExecutionCompleteError:  # no row at all: the statement has already finished
+            return [], []
+        return columns, cursor.fetchall()
+
+    def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]:
+        return hit_chunks(self.conn, file_ids)
+
+    def scope_has_files(self, scope: Scope) -> bool:
+        return scope_has_files(self.conn, scope)
+
+
+def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:
+    """Why the stored vectors cannot serve this embedder's query vector, or None if they can.
+
+    The indexer records its model before the first vector, so an interrupted first run is
+    recognised; vectors of this model under no recorded model (a run killed before that
+    existed) are counted too. The reason says how far embedding got and what resumes it.
+    """
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    model = meta.get("model")
+    if model is None and not has_vectors_of(conn, embedder.name):
+        return f"the index holds no vectors yet; run `memsift index` to embed with {embedder.name}"
+    if model is not None and model != embedder.name:
+        return (
+            f"index holds vectors of {model}, configured model is {embedder.name}; "
+            "run `memsift index`"
+        )
+    if vector_table_dim(conn) != embedder.dim:
+        return "the index has no vector table for this model yet; run `memsift index`"
+    complete = meta.get("complete") == "1" and model is not None
+    if complete:
+        chunks = int(meta.get("chunks") or 0)
+        embedded = int(meta.get("embedded_chunks") or 0)
+    else:  # an interrupted run: count for real
+        chunks, embedded = vector_coverage(conn, embedder.name)
+    coverage = embedded / chunks if chunks else 1.0
+    if coverage >= MIN_VECTOR_COVERAGE:
+        return None
+    if not complete:
+        return (
+            f"embedding stopped at {embedded} of {chunks} chunks (an index run was interrupted "
+            "or is still running); run `memsift index` to resume it"
+        )
+    return (
+        f"vector coverage {coverage:.2f} is below {MIN_VECTOR_COVERAGE}: {embedded} of {chunks} "
+        "chunks embedded; run `memsift index` (without --no-embed) to embed the rest"
+    )
+
+
+def has_vectors_of(conn: apsw.Connection, model: str) -> bool:
+    row = conn.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone()
+    return row is not None
+
+
+def attach_state(conn: apsw.Connection, path: Path) -> bool:
+    """Attach ``state.db`` read-only as schema ``state``; False when there is none.
+
+    In a folder nobody may write to it is attached immutable (as :func:`engine.db.open_reader`
+    opens a database there). Errors name state.db, not the index. A file another process has
+    just created and not yet given its table is no state plane yet: it is detached again, and
+    the next search looks once more.
+    """
+    if not path.exists():
+        return False
+    with guarded(Database.STATE, path):
+        try:
+            attach(conn, path.as_uri() + "?mode=ro")
+        except (apsw.CantOpenError, apsw.ReadOnlyError):
+            if Path(f"{path}-wal").exists():
+                raise
+            attach(conn, path.as_uri() + "?mode=ro&immutable=1")
+        table = "SELECT 1 FROM state.sqlite_master WHERE type = 'table' AND name = 'access'"
+        if conn.execute(table).fetchone() is None:
+            conn.execute("DETACH DATABASE state")
+            return False
+    return True
+
+
+def attach(conn: apsw.Connection, uri: str) -> None:
+    """ATTACH ``uri`` as ``state`` and read its schema (where a damaged file shows)."""
+    conn.execute("ATTACH DATABASE ? AS state", (uri,))
+    try:
+        conn.execute("SELECT count(*) FROM state.sqlite_master").fetchall()
+    except apsw.Error:
+        conn.execute("DETACH DATABASE state")
+        raise
+
+
+@contextmanager
+def search_errors(conn: apsw.Connection, store: Store, has_state: bool) -> Iterator[None]:
+    """Name the database a failing search statement hit. The statement reads both; damage is
+    pinned on state.db only when its own check finds it, so the index's advice ("delete it")
+    is never given for the durable database, nor the reverse."""
+    try:
+        yield
+    except apsw.Error as exc:
+        database, path = Database.INDEX, store.index_path
+        if has_state and classify(exc) is Problem.CORRUPT and state_damaged(conn):
+            database, path = Database.STATE, store.state_path
+        with guarded(database, path):
+            raise
+
+
+def state_damaged(conn: apsw.Connection) -> bool:
+    try:
+        rows = conn.execute("PRAGMA state.quick_check").fetchall()
+    except apsw.Error:
+        return True
+    return rows != [("ok",)]
+
+
+def choose_fts_form(
+    conn: apsw.Connection, terms: QueryTerms, scope: Scope
+) -> tuple[str | None, str | None]:
+    """Bind the all-terms form when some passage (chunk) of a memory in scope holds every term,
+    else the any form: the arm ranks memories by their best passage, so the probe asks the same."""
+    all_form, any_form = terms.all_form(), terms.any_form()
+    if all_form is None:
+        return None, None
+    if all_form == any_form:
+        return all_form, "all"
+    probe = (
+        "SELECT 1 FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
+        f"JOIN files AS f ON f.id = c.file_id WHERE chunks_fts MATCH ?1 AND {scope.sql} LIMIT 1"
+    )
+    params = bound_prefix(probe, bind({"match": all_form}, scope.values))
+    if conn.execute(probe, params).fetchone():
+        return all_form, "all"
+    return any_form, "any"
+
+
+
+def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
+    sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
+    return conn.execute(sql, bound_prefix(sql, bind({}, scope.values))).fetchone() is not None
+
+
+def hit_chunks(
+    conn: apsw.Connection, file_ids: list[int]
+) -> dict[int, list[tuple[str, bytes | None]]]:
+    """Every chunk (text, vector) of the hits, in order, fetched in one query."""
+    if not file_ids:
+        return {}
+    marks = ", ".join("?" * len(file_ids))
+    found: dict[int, list[tuple[str, bytes | None]]] = {}
+    for file_id, text, blob in conn.execute(
+        "SELECT c.file_id, c.text, e.vector FROM chunks AS c "
+        f"LEFT JOIN embeddings AS e ON e.hash = c.hash WHERE c.file_id IN ({marks}) "
+        "ORDER BY c.file_id, c.seq",
+        file_ids,
+    ):
+        found.setdefault(file_id, []).append((text, blob))
+    return found
