@@ -1,9 +1,10 @@
 """Bring a store's index in step with its files: the entry point of a full run.
 
-The run itself is its backend's (:mod:`engine.sqlite.indexer`, :mod:`engine.pg.indexer`), built
-from the same pure pieces (:mod:`engine.pipeline`): a walk, a scan that reads only what changed,
-chunks keyed by the hash of their text so nothing is embedded twice, and a report of what
-changed, moved and was skipped.
+The run is one loop for both backends (:mod:`engine.index_run`) over the backend's writer
+(:mod:`engine.sqlite.indexer`, :mod:`engine.pg.indexer`), built from the pure pieces of
+:mod:`engine.pipeline`: a walk, a scan that reads only what changed, chunks keyed by the hash
+of their text so nothing is embedded twice, and a report of what changed, moved and was
+skipped.
 """
 
 from __future__ import annotations

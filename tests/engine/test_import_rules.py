@@ -15,7 +15,7 @@ PURE = [
     "engine.arms", "engine.arm_rules", "engine.assemble", "engine.contract", "engine.scope",
     "engine.query", "engine.when", "engine.memory", "engine.web_charsets", "engine.splice",
     "engine.chunking", "engine.keys", "engine.reading", "engine.store", "engine.config",
-    "engine.pipeline", "engine.status_report",
+    "engine.pipeline", "engine.status_report", "engine.index_run",
 ]
 
 

@@ -22,9 +22,10 @@ from collections.abc import Callable
 from functools import partial
 
 from engine.embedder import Embedder
+from engine.index_run import scan_keys
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
-from engine.pg.indexer import ModelChanged, index_to_database, store_vectors
+from engine.pg.indexer import ModelChanged, PgIndexWriter, index_to_database, store_vectors
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import SCHEMA_VERSION, has_index, layout
 from engine.pg.state import follow_content
@@ -32,13 +33,8 @@ from engine.pg.target import DatabaseTarget
 from engine.pipeline import (
     COVERAGE_EVERY_S,
     FILL_BATCH,
-    WRITE_BATCH,
     IndexReport,
     Preparsed,
-    batched,
-    file_row,
-    key_candidates,
-    scan,
     skipped_fingerprint,
 )
 from engine.store import Store
@@ -83,18 +79,8 @@ def write_keys(
     report: IndexReport,
     preparsed: Preparsed | None = None,
 ) -> None:
-    known = indexdb.known_files(conn, wanted)
-    seen: set[str] = set()
-    touched: list[tuple[int, str, str]] = []
-    candidates = key_candidates(store, wanted)
-    max_bytes = store.config().max_file_bytes
-    changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
-    for batch in batched(changed, WRITE_BATCH):
-        with conn:
-            for item in batch:
-                indexdb.write_file(conn, file_row(item))
-        report.took(batch)
-    gone = sorted(set(known) - seen)
+    writer = PgIndexWriter(conn, store, store.config().max_file_bytes)
+    known, touched, gone = scan_keys(writer, store, wanted, report, preparsed)
     if not (report.indexed or touched or gone or report.skipped):
         return  # nothing changed: nothing written
     with conn:

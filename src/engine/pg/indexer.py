@@ -1,37 +1,29 @@
 """Bring a team store's index (in PostgreSQL) in step with its files.
 
-The same three passes as :mod:`engine.indexer` (scan, embed, tidy), built from the same pure
-parts (the walk, the scan that decides what changed, the rows written, the embedding batches),
-so a store indexes to the same rows on either backend. What differs is where rows go and how a
-run excludes another: a session advisory lock in the database, held for the whole run, so two
-machines indexing one store take turns.
+The run is the one indexing loop (:func:`engine.index_run.full_run`) through
+:class:`PgIndexWriter`, so a store indexes to the same rows on either backend. What is
+PostgreSQL's own: where rows go, a session advisory lock held for the whole run (two machines
+indexing one store take turns), the refusal of a schema that holds another store's files, and
+the HNSW index (re)built at the end when one is configured.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 
-from engine.embedder import Embedder, to_blob
+from engine.embedder import Embedder
+from engine.index_run import Pending, full_run, vector_rows
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
 from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
-from engine.pipeline import (
-    EMBED_BATCH,
-    WRITE_BATCH,
-    IndexReport,
-    Progress,
-    batched,
-    embed_text,
-    file_row,
-    scan,
-    skipped_fingerprint,
-)
+from engine.pipeline import IndexReport, KnownFile, Parsed, Progress, file_row
 from engine.state_rules import within
-from engine.store import Store, walk
+from engine.store import Candidate, Store
 
 
 def index_to_database(
@@ -47,98 +39,101 @@ def index_to_database(
     try:
         with guarded(target), run_lock(conn):
             ensure_schema(conn)
-            run(conn, store, max_file_bytes, embedder, progress, report)
+            writer = PgIndexWriter(conn, store, max_file_bytes)
+            full_run(writer, store, max_file_bytes, embedder, progress, report)
     finally:
         conn.close()
     return report
 
 
-def run(
-    conn: PgConnection,
-    store: Store,
-    max_file_bytes: int,
-    embedder: Embedder | None,
-    progress: Progress | None,
-    report: IndexReport,
-) -> None:
-    with conn:
-        indexdb.write_meta(conn, "complete", 0)
-    known = indexdb.known_files(conn)
-    seen: set[str] = set()
-    touched: list[tuple[int, str, str]] = []
-    candidates = list(walk(store))
-    keys = {c.key for c in candidates}
-    refuse_foreign(
-        conn.target,
-        store.root,
-        known.keys(),
-        keys.__contains__,
-        lambda: shares_content(
-            (c.path for c in candidates if not c.skip),
-            {file.content_hash for file in known.values()},
-            max_file_bytes,
-        ),
-        "this index run",
-    )
-    changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
-    for batch in batched(changed, WRITE_BATCH):
-        with conn:
+class PgIndexWriter:
+    """:class:`engine.index_run.IndexWriter` on one connection to a team schema, inside the
+    run's advisory lock."""
+
+    def __init__(self, conn: PgConnection, store: Store, max_file_bytes: int) -> None:
+        self.conn = conn
+        self.store = store
+        self.max_file_bytes = max_file_bytes
+
+    def begin(self) -> None:
+        with self.conn:
+            indexdb.write_meta(self.conn, "complete", 0)
+
+    def known_files(self, keys: list[str] | None = None) -> dict[str, KnownFile]:
+        return indexdb.known_files(self.conn, keys)
+
+    def refuse_foreign(self, candidates: Sequence[Candidate], known: dict[str, KnownFile]) -> None:
+        """A schema holds one store: a run from a folder whose files are not the index's is
+        refused before it writes (:mod:`engine.pg.ownership`)."""
+        keys = {c.key for c in candidates}
+        refuse_foreign(
+            self.conn.target,
+            self.store.root,
+            known.keys(),
+            keys.__contains__,
+            lambda: shares_content(
+                (c.path for c in candidates if not c.skip),
+                {file.content_hash for file in known.values()},
+                self.max_file_bytes,
+            ),
+            "this index run",
+        )
+
+    def write_files(self, batch: list[Parsed]) -> None:
+        with self.conn:
             for item in batch:
-                indexdb.write_file(conn, file_row(item))
-        report.took(batch)
-    if touched:
-        with conn:
-            indexdb.touch_files(conn, touched)
-    gone = sorted(set(known) - seen)
-    if gone:
-        with conn:
-            indexdb.delete_files(conn, gone)
-        report.removed = gone
-    with conn:
-        present = {c.key for c in candidates} | indexdb.indexed_paths(conn)
-        report.renamed = follow_content(
-            conn,
-            store.root,
-            within(present),
-            indexdb.unique_content_paths(conn),
-            {path: known[path].content_hash for path in gone},
-            report.written,
-        )
-    if embedder is not None:
-        report.embedded = fill_vectors(conn, embedder, progress)
-    with conn:
-        if embedder is not None:
-            indexdb.drop_unused_vectors(conn)
-        dim = embedder.dim if embedder else indexdb.read_meta(conn, "dim")
-        apply_vector_index(conn, conn.target.vector_index, int(dim) if dim else None)
-    with conn:
-        indexdb.record_coverage(
-            conn,
-            embedder.name if embedder else indexdb.read_meta(conn, "model"),
-            embedder.dim if embedder else None,
-        )
-        indexdb.write_meta(
-            conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        )
-        indexdb.write_meta(conn, "skipped", json.dumps(skipped_fingerprint(store, report.skipped)))
-        indexdb.write_meta(conn, "complete", 1)
+                indexdb.write_file(self.conn, file_row(item))
 
+    def touch_files(self, touched: list[tuple[int, str, str]]) -> None:
+        with self.conn:
+            indexdb.touch_files(self.conn, touched)
 
-def fill_vectors(conn: PgConnection, embedder: Embedder, progress: Progress | None) -> int:
-    """Embed every chunk text without a vector of ``embedder``; return how many were made."""
-    with conn:
-        indexdb.drop_other_vectors(conn, embedder.name, embedder.dim)
-        if vector_width(conn) not in (None, embedder.dim):  # an HNSW index of another model
-            release_vector_width(conn)
-        indexdb.write_meta(conn, "model", embedder.name)
-        indexdb.write_meta(conn, "dim", embedder.dim)
-    missing = indexdb.chunks_without_vectors(conn)
-    done = 0
-    for start in range(0, len(missing), EMBED_BATCH):
-        done += store_vectors(conn, embedder, missing[start : start + EMBED_BATCH])
-        if progress:
-            progress("embed", done, len(missing))
-    return done
+    def delete_files(self, gone: list[str]) -> None:
+        with self.conn:
+            indexdb.delete_files(self.conn, gone)
+
+    def follow_content(
+        self, keys: set[str], gone: dict[str, str], written: dict[str, str]
+    ) -> list[tuple[str, str]]:
+        conn = self.conn
+        with conn:
+            present = keys | indexdb.indexed_paths(conn)
+            unique = indexdb.unique_content_paths(conn)
+            return follow_content(conn, self.store.root, within(present), unique, gone, written)
+
+    def prepare_vectors(self, embedder: Embedder) -> None:
+        with self.conn:
+            indexdb.drop_other_vectors(self.conn, embedder.name, embedder.dim)
+            if vector_width(self.conn) not in (None, embedder.dim):  # another model's HNSW
+                release_vector_width(self.conn)
+            indexdb.write_meta(self.conn, "model", embedder.name)
+            indexdb.write_meta(self.conn, "dim", embedder.dim)
+
+    def chunks_without_vectors(self) -> list[Pending]:
+        return indexdb.chunks_without_vectors(self.conn)
+
+    def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
+        with self.conn:
+            indexdb.add_vectors(self.conn, embedder.name, embedder.dim, rows)
+
+    def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
+        conn = self.conn
+        with conn:
+            if embedder is not None:
+                indexdb.drop_unused_vectors(conn)
+            dim = embedder.dim if embedder else indexdb.read_meta(conn, "dim")
+            apply_vector_index(conn, conn.target.vector_index, int(dim) if dim else None)
+        with conn:
+            indexdb.record_coverage(
+                conn,
+                embedder.name if embedder else indexdb.read_meta(conn, "model"),
+                embedder.dim if embedder else None,
+            )
+            indexdb.write_meta(
+                conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            )
+            indexdb.write_meta(conn, "skipped", json.dumps(skipped))
+            indexdb.write_meta(conn, "complete", 1)
 
 
 class ModelChanged(Exception):
@@ -158,17 +153,9 @@ def store_vectors(
     ``claim``: a writer outside the run lock first checks, in that transaction, that the index
     is still of ``embedder``'s model (:func:`engine.pg.indexdb.claim_model`), and raises
     :class:`ModelChanged` (storing nothing) when it is not."""
-    vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
+    rows = vector_rows(embedder, batch)
     with conn:
         if claim and not indexdb.claim_model(conn, embedder.name, embedder.dim):
             raise ModelChanged(embedder.name)
-        indexdb.add_vectors(
-            conn,
-            embedder.name,
-            embedder.dim,
-            [
-                (digest, to_blob(vector))
-                for (digest, _, _), vector in zip(batch, vectors, strict=True)
-            ],
-        )
+        indexdb.add_vectors(conn, embedder.name, embedder.dim, rows)
     return len(batch)

@@ -36,20 +36,17 @@ from engine.db import (
     write_meta,
 )
 from engine.embedder import Embedder
+from engine.index_run import scan_keys
 from engine.indexdb import record_coverage
 from engine.pipeline import (
     COVERAGE_EVERY_S,
     FILL_BATCH,
-    WRITE_BATCH,
     IndexReport,
     Preparsed,
-    batched,
-    key_candidates,
-    scan,
     skipped_fingerprint,
 )
 from engine.sqlite import state as state_plane
-from engine.sqlite.indexer import store_vectors, write_files
+from engine.sqlite.indexer import SqliteIndexWriter, store_vectors
 from engine.store import Store, StoreError
 
 
@@ -61,18 +58,10 @@ def index_keys(
     preparsed: Preparsed | None = None,
 ) -> IndexReport:
     """:func:`engine.incremental.index_paths` on SQLite, for keys already checked."""
-    max_bytes = store.config().max_file_bytes
     conn = open_for_writing(store)
     try:
-        known = indexdb.known_files(conn, wanted)
-        candidates = key_candidates(store, wanted)
-        seen: set[str] = set()
-        touched: list[tuple[int, str, str]] = []
-        changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
-        for batch in batched(changed, WRITE_BATCH):
-            write_files(conn, batch)
-            report.took(batch)
-        gone = sorted(set(known) - seen)
+        writer = SqliteIndexWriter(conn, store)
+        known, touched, gone = scan_keys(writer, store, wanted, report, preparsed)
         if not (report.indexed or touched or gone or report.skipped):
             return report  # nothing changed: no write, no lock taken
         with immediate(conn):

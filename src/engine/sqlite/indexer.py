@@ -1,23 +1,16 @@
-"""A full index run on SQLite: ``index.db`` brought in step with the files of a store, doing
-as little work as possible (:func:`engine.indexer.index_store` is the entry point).
+"""A full index run on SQLite: ``index.db`` brought in step with the files of a store by the
+one indexing loop (:func:`engine.index_run.full_run`) through :class:`SqliteIndexWriter`.
 
-A run has three passes, each committed in small transactions so a killed run leaves a
-consistent index that the next run completes:
-
-1. scan: walk the store; a file whose size and mtime match the index is not even read, one
-   whose content hash matches is unchanged, anything else is parsed and written with its chunks;
-   files gone from the store are removed (their chunks cascade, FTS follows by trigger);
-2. embed: every chunk without a vector for the configured model gets one. Vectors are keyed by
-   the hash of the embedded text, so an unchanged chunk is never embedded twice, a renamed file
-   costs nothing, and switching models re-embeds without ever mixing two models' vectors;
-3. tidy: vectors no chunk uses are dropped and the coverage figures are recorded.
+What is SQLite's own: the run lock (a file lock beside the index, so two runs on one machine
+take turns), transactions that take the write lock before they read (:func:`engine.db.immediate`),
+and the state plane in its own file, consulted only once it exists.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,25 +27,14 @@ from engine.db import (
     require_writable,
     write_meta,
 )
-from engine.embedder import Embedder, to_blob
+from engine.embedder import Embedder
 from engine.errors import Database
+from engine.index_run import Pending, full_run, vector_rows
 from engine.indexdb import record_coverage
-from engine.pipeline import (
-    EMBED_BATCH,
-    WRITE_BATCH,
-    IndexReport,
-    Parsed,
-    Progress,
-    batched,
-    changes_since,
-    embed_text,
-    file_row,
-    scan,
-    skipped_fingerprint,
-)
+from engine.pipeline import IndexReport, KnownFile, Parsed, Progress, changes_since, file_row
 from engine.sqlite import state as state_plane
 from engine.state_rules import within
-from engine.store import Store, walk
+from engine.store import Candidate, Store
 
 
 def prepare(store: Store) -> None:
@@ -96,37 +78,68 @@ def run_index(
 ) -> IndexReport:
     conn = open_index(store.index_path, create=True)
     try:
-        with conn:
-            write_meta(conn, "complete", 0)
-        known = indexdb.known_files(conn)
-        seen: set[str] = set()
-        touched: list[tuple[int, str, str]] = []
-        candidates = list(walk(store))
-        changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
-        for batch in batched(changed, WRITE_BATCH):
-            write_files(conn, batch)
-            report.took(batch)
-        if touched:
-            with conn:
-                indexdb.touch_files(conn, touched)
-        gone = sorted(set(known) - seen)
-        if gone:
-            with conn:
-                indexdb.delete_files(conn, gone)
-            report.removed = gone
-        if store.state_path.exists():
-            # Every path still in the store counts, a skipped one too: a memory that is briefly
-            # unparsable has not moved, so its row must not follow a copy of its content.
-            present = {c.key for c in candidates} | indexdb.indexed_paths(conn)
-            report.renamed = state_plane.follow_content(
-                store,
-                within(present),
-                indexdb.unique_content_paths(conn),
-                {path: known[path].content_hash for path in gone},
-                report.written,
-            )
-        if embedder is not None:
-            report.embedded = fill_vectors(conn, embedder, progress)
+        return full_run(
+            SqliteIndexWriter(conn, store), store, max_file_bytes, embedder, progress, report
+        )
+    finally:
+        conn.close()
+
+
+class SqliteIndexWriter:
+    """:class:`engine.index_run.IndexWriter` on one connection to ``index.db``."""
+
+    def __init__(self, conn: apsw.Connection, store: Store) -> None:
+        self.conn = conn
+        self.store = store
+
+    def begin(self) -> None:
+        with self.conn:
+            write_meta(self.conn, "complete", 0)
+
+    def known_files(self, keys: list[str] | None = None) -> dict[str, KnownFile]:
+        return indexdb.known_files(self.conn, keys)
+
+    def refuse_foreign(self, candidates: Sequence[Candidate], known: dict[str, KnownFile]) -> None:
+        """A store's own folder holds its index: no other store can have written it."""
+
+    def write_files(self, batch: list[Parsed]) -> None:
+        write_files(self.conn, batch)
+
+    def touch_files(self, touched: list[tuple[int, str, str]]) -> None:
+        with self.conn:
+            indexdb.touch_files(self.conn, touched)
+
+    def delete_files(self, gone: list[str]) -> None:
+        with self.conn:
+            indexdb.delete_files(self.conn, gone)
+
+    def follow_content(
+        self, keys: set[str], gone: dict[str, str], written: dict[str, str]
+    ) -> list[tuple[str, str]]:
+        if not self.store.state_path.exists():
+            return []  # no state row to move
+        present = keys | indexdb.indexed_paths(self.conn)
+        unique = indexdb.unique_content_paths(self.conn)
+        return state_plane.follow_content(self.store, within(present), unique, gone, written)
+
+    def prepare_vectors(self, embedder: Embedder) -> None:
+        with self.conn:
+            indexdb.drop_other_vectors(self.conn, embedder.name, embedder.dim)
+            # Recorded before the first vector, not at the end: after a killed run a search can
+            # then tell these vectors' model and say how far embedding got.
+            write_meta(self.conn, "model", embedder.name)
+            write_meta(self.conn, "dim", embedder.dim)
+        ensure_vector_table(self.conn, embedder.dim)
+
+    def chunks_without_vectors(self) -> list[Pending]:
+        return indexdb.chunks_without_vectors(self.conn)
+
+    def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
+        with self.conn:
+            indexdb.add_vectors(self.conn, embedder.name, embedder.dim, rows)
+
+    def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
+        conn = self.conn
         # Counts the chunks (a read) before it records them: the write lock comes first.
         with immediate(conn):
             if embedder is not None:
@@ -137,11 +150,8 @@ def run_index(
                 embedder.dim if embedder else None,
             )
             write_meta(conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-            write_meta(conn, "skipped", json.dumps(skipped_fingerprint(store, report.skipped)))
+            write_meta(conn, "skipped", json.dumps(skipped))
             write_meta(conn, "complete", 1)
-    finally:
-        conn.close()
-    return report
 
 
 def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
@@ -151,41 +161,13 @@ def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
             indexdb.write_file(conn, file_row(item))
 
 
-def fill_vectors(
-    conn: apsw.Connection, embedder: Embedder, progress: Progress | None = None
-) -> int:
-    """Embed every chunk text that has no vector for ``embedder``; return how many were made."""
+def store_vectors(conn: apsw.Connection, embedder: Embedder, batch: list[Pending]) -> int:
+    """Embed a batch of (hash, title, text) chunks and store the vectors in one transaction;
+    return how many. Incremental runs embed through here, full runs through the writer: both
+    key the text by :func:`engine.index_run.vector_rows`."""
+    rows = vector_rows(embedder, batch)
     with conn:
-        indexdb.drop_other_vectors(conn, embedder.name, embedder.dim)
-        # Recorded before the first vector, not at the end: after a killed run a search can
-        # then tell these vectors' model and say how far embedding got.
-        write_meta(conn, "model", embedder.name)
-        write_meta(conn, "dim", embedder.dim)
-    ensure_vector_table(conn, embedder.dim)
-    missing = indexdb.chunks_without_vectors(conn)
-    done = 0
-    for start in range(0, len(missing), EMBED_BATCH):
-        done += store_vectors(conn, embedder, missing[start : start + EMBED_BATCH])
-        if progress:
-            progress("embed", done, len(missing))
-    return done
-
-
-def store_vectors(
-    conn: apsw.Connection, embedder: Embedder, batch: list[tuple[str, str, str]]
-) -> int:
-    """Embed a batch of (hash, title, text) chunks as the indexer keys them (title and text
-    together) and store the vectors in one transaction; return how many. A full run and an
-    incremental one both embed through here, so a chunk's vector never depends on which
-    made it."""
-    vectors = embedder.embed([embed_text(title, text) for _, title, text in batch])
-    with conn:
-        indexdb.add_vectors(
-            conn,
-            embedder.name,
-            embedder.dim,
-            [(digest, to_blob(v)) for (digest, _, _), v in zip(batch, vectors, strict=True)],
-        )
+        indexdb.add_vectors(conn, embedder.name, embedder.dim, rows)
     return len(batch)
 
 
