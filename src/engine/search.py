@@ -25,12 +25,13 @@ from engine.arms import ARMS, Arm
 from engine.assemble import RRF_K, assemble, resolve_weights
 from engine.backend import open_backend
 from engine.contract import MIN_VECTOR_COVERAGE, Available, bind, bound_prefix
-from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder, make_embedder, to_blob
-from engine.errors import Database, Problem, classify
-from engine.indexdb import vector_coverage
+from engine.errors import Database, Problem
 from engine.query import QueryTerms, sanitize
 from engine.scope import Scope, ScopeSpec, build_scope
+from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
+from engine.sqlite.errors import classify
+from engine.sqlite.indexdb import vector_coverage
 from engine.store import Config, Store, open_store
 from engine.when import query_window
 

@@ -26,17 +26,7 @@ from functools import partial
 
 import apsw
 
-from engine import indexdb
-from engine.db import (
-    INDEX_SCHEMA_VERSION,
-    ensure_vector_table,
-    immediate,
-    open_index,
-    read_meta,
-    write_meta,
-)
 from engine.embedder import Embedder
-from engine.indexdb import record_coverage
 from engine.pipeline import (
     COVERAGE_EVERY_S,
     FILL_BATCH,
@@ -48,7 +38,17 @@ from engine.pipeline import (
     scan,
     skipped_fingerprint,
 )
+from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
+from engine.sqlite.db import (
+    INDEX_SCHEMA_VERSION,
+    ensure_vector_table,
+    immediate,
+    open_index,
+    read_meta,
+    write_meta,
+)
+from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.indexer import store_vectors, write_files
 from engine.store import Store, StoreError
 

@@ -23,20 +23,8 @@ from pathlib import Path
 
 import apsw
 
-from engine import indexdb
-from engine.db import (
-    LOCK_NAME,
-    ensure_vector_table,
-    guarded,
-    immediate,
-    open_index,
-    read_meta,
-    require_writable,
-    write_meta,
-)
 from engine.embedder import Embedder, to_blob
 from engine.errors import Database
-from engine.indexdb import record_coverage
 from engine.pipeline import (
     EMBED_BATCH,
     WRITE_BATCH,
@@ -50,7 +38,19 @@ from engine.pipeline import (
     scan,
     skipped_fingerprint,
 )
+from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
+from engine.sqlite.db import (
+    LOCK_NAME,
+    ensure_vector_table,
+    guarded,
+    immediate,
+    open_index,
+    read_meta,
+    require_writable,
+    write_meta,
+)
+from engine.sqlite.indexdb import record_coverage
 from engine.state_rules import within
 from engine.store import Store, walk
 
