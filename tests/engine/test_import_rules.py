@@ -1,6 +1,7 @@
 """Imports run one way: the pure parts of the engine (ranking, the memory file format, the
 pipeline's records and rules, the status report) reach no database driver, so both backends
-can build on them and neither reaches the other through them."""
+can build on them and neither reaches the other through them; and each driver is imported only
+inside its own backend's package, so no surface or plugin loads one by itself."""
 
 from __future__ import annotations
 
