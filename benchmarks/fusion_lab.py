@@ -35,13 +35,13 @@ import numpy as np
 
 from engine.arms import ARMS
 from engine.contract import bind, bound_prefix
-from engine.db import open_index
 from engine.embedder import default_embedder
 from engine.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store
 from engine.indexer import index_store
 from engine.query import quote, sanitize
 from engine.scope import ScopeSpec, build_scope
 from engine.search import MAX_EMBED_QUERY_CHARS
+from engine.sqlite.db import open_index
 from engine.sqlite.search import choose_fts_form
 from engine.store import open_store
 from engine.when import query_window

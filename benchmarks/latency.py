@@ -40,10 +40,10 @@ from synthetic import (
 from timing import busy_warning, load_average, log, stats
 
 from engine.arms import ARMS as REGISTRY
-from engine.db import open_index
 from engine.results_schema import LatencyResults, write_results
 from engine.scope import ScopeSpec, build_scope
 from engine.search import Searcher, search
+from engine.sqlite.db import open_index
 from engine.sqlite.search import attach_state
 from engine.store import Store
 from engine.typed_json import ShapeError, dump, load
@@ -144,11 +144,11 @@ def store_dir(cache: Path, files: int, dim: int) -> Path:
     """The cached store's folder: a new one whenever the generator or the engine code that
     shapes the index (schema, chunking, the indexer's keys and coverage) changes."""
     import engine.chunking
-    import engine.db
     import engine.pipeline
+    import engine.sqlite.db
     import engine.sqlite.indexer
 
-    modules = (engine.db, engine.chunking, engine.pipeline, engine.sqlite.indexer)
+    modules = (engine.sqlite.db, engine.chunking, engine.pipeline, engine.sqlite.indexer)
     code = [Path(str(module.__file__)) for module in modules]
     key = "-".join(
         [f"g{GENERATOR_VERSION}", f"n{files}", f"d{dim}", f"s{SEED}"]

@@ -42,10 +42,8 @@ from stamp import file_hash, make_stamp
 from synthetic import GENERATOR_VERSION, queries, unit_rows, write_markdown
 from timing import busy_warning, load_average, log, stats
 
-from engine.db import ensure_vector_table, open_index
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
 from engine.incremental import index_paths
-from engine.indexdb import record_coverage
 from engine.indexer import index_store
 from engine.results_schema import (
     MCP,
@@ -62,6 +60,8 @@ from engine.results_schema import (
 )
 from engine.scope import ScopeSpec, build_scope
 from engine.service import MemoryService, SearchArgs
+from engine.sqlite.db import ensure_vector_table, open_index
+from engine.sqlite.indexdb import record_coverage
 from engine.store import open_store
 
 HERE = Path(__file__).resolve().parent
@@ -81,12 +81,14 @@ def store_dir(cache: Path, files: int) -> Path:
     """A cached store, rebuilt whenever the generator or the code that shapes the index
     changes."""
     import engine.chunking
-    import engine.db
     import engine.memory
     import engine.pipeline
+    import engine.sqlite.db
     import engine.sqlite.indexer
 
-    shaping = (engine.db, engine.chunking, engine.pipeline, engine.sqlite.indexer, engine.memory)
+    shaping = (
+        engine.sqlite.db, engine.chunking, engine.pipeline, engine.sqlite.indexer, engine.memory
+    )
     code = [Path(str(m.__file__)) for m in shaping]
     key = "-".join(
         ["mcp", f"g{GENERATOR_VERSION}", f"n{files}", f"s{SEED}"]

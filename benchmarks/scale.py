@@ -61,9 +61,7 @@ from timing import busy_warning, load_average, log, stats
 
 from engine.chunking import chunk_text
 from engine.config import DEFAULT_WORK_MEM, Config
-from engine.db import open_index, open_index_reader, write_meta
 from engine.fingerprint import Ranking
-from engine.indexdb import record_coverage
 from engine.pipeline import embed_text, text_hash
 from engine.results_schema import (
     SCALE,
@@ -75,6 +73,8 @@ from engine.results_schema import (
     write_results,
 )
 from engine.search import run_search
+from engine.sqlite.db import open_index, open_index_reader, write_meta
+from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.search import SqliteSearch
 from engine.store import Store
 from engine.typed_json import load

@@ -83,7 +83,7 @@ def machine_info() -> Machine:
     import apsw
     import numpy as np
 
-    from engine.db import connect
+    from engine.sqlite.db import connect
 
     conn = connect(":memory:")
     (vec_version,) = conn.execute("SELECT vec_version()").fetchone()

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.chunking import chunk_text
-from engine.db import open_index, open_state, write_meta
-from engine.indexdb import record_coverage
 from engine.pipeline import embed_text, text_hash
+from engine.sqlite.db import open_index, open_state, write_meta
+from engine.sqlite.indexdb import record_coverage
 
 #: Bump when the generator changes, so cached stores of an older generator are not reused.
 GENERATOR_VERSION = "1"

@@ -91,7 +91,7 @@ class Backend:
     def rows(self, store: Store, sql: str) -> list[tuple[object, ...]]:
         """``sql`` (no parameters) run on the store's index, for a test's own reference."""
         if self.url is None:
-            from engine.db import open_index
+            from engine.sqlite.db import open_index
 
             conn = open_index(store.index_path)
             try:

@@ -9,19 +9,18 @@ scope that uses every option. A statement SQLite refuses, a second statement aft
 a statement that writes, or a placeholder no search binds (a bare ``?``, a named ``:evil``, a
 number past the scope's) stops the build, naming the arm and its line.
 
-Only the first statement of a string is ever prepared, and nothing is ever stepped: apsw's
-``query_info`` stops at the exec tracer, which apsw calls after preparing and before running.
+Only the first statement of a string is ever prepared, and nothing is ever stepped; the
+engine's SQLite backend does the preparing (:mod:`engine.sqlite.prepare`), so the plugin never
+imports the driver and only judges what SQLite answered.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arms_doc.reader import ArmEntry, Registry, RegistryError
@@ -29,9 +28,8 @@ from arms_doc.statements import engine_arms
 from engine.contract import FIRST_SCOPE_PARAM, PARAMS, described
 
 if TYPE_CHECKING:
-    import apsw
-
     from engine.arms import Arm
+    from engine.sqlite.prepare import EmptyIndex
 
 #: Up to this many arms, every combination is prepared (2^8 - 1 = 255 statements per scope).
 EXHAUSTIVE_ARMS = 8
@@ -83,7 +81,7 @@ def check_statements(registry: Registry) -> None:
         ("a search without scope options", build_scope(ScopeSpec())),
         ("a search with every scope option", build_scope(every_option)),
     )
-    with empty_index() as conn:
+    with empty_index() as index:
         for combination in combinations(arms):
             # An arm weighted 0 in the registry can be weighted back in by a store's config.
             weights = {arm.name: 1.0 for arm in combination if arm.weight == 0}
@@ -94,7 +92,7 @@ def check_statements(registry: Registry) -> None:
                     raise RegistryError(
                         registry.file, registry.line, f"cannot assemble: {exc}"
                     ) from None
-                problem = statement_problem(conn, sql, ENGINE_PLACEHOLDERS + len(scope.values))
+                problem = statement_problem(index, sql, ENGINE_PLACEHOLDERS + len(scope.values))
                 if problem is not None:
                     # Smaller combinations passed, so the last arm added is the one that breaks.
                     culprit = entries[combination[-1].name]
@@ -158,19 +156,18 @@ def combinations(arms: Sequence[Arm]) -> Iterator[list[Arm]]:
         yield [arms[i] for i in chosen]
 
 
-def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | None:
+def statement_problem(index: EmptyIndex, sql: str, bound: int) -> Problem | None:
     """What is wrong with ``sql`` when a search binds ``?1`` to ``?bound``, or None.
 
     The statement is prepared, never stepped, and only its first statement is prepared.
     """
-    import apsw
-    import apsw.ext
+    from engine.sqlite.prepare import Refused
 
     try:
-        info = apsw.ext.query_info(conn, sql)
-    except apsw.Error as exc:
+        info = index.prepare(sql)
+    except Refused as exc:
         return refused(exc)
-    rest = (info.query_remaining or "").strip()
+    rest = info.remaining.strip()
     if rest:
         shown = " ".join(rest.split())
         shown = shown if len(shown) <= 40 else shown[:39] + "…"
@@ -180,9 +177,9 @@ def statement_problem(conn: apsw.Connection, sql: str, bound: int) -> Problem | 
             re.compile(";"),
             first=True,
         )
-    if not info.is_readonly:
+    if not info.readonly:
         return Problem("makes a statement that writes; an arm's SQL only reads")
-    names = apsw.ext.query_info(conn, probed(sql)).bindings_names
+    names = index.prepare(probed(sql)).bindings
     for number, name in enumerate(names, start=1):
         if number == PROBE or (name is None and number < PROBE):
             continue  # the probe itself, or a number no placeholder uses
@@ -232,20 +229,9 @@ def probed(sql: str) -> str:
     return f"WITH {probe}\n{sql}"
 
 
-@contextmanager
-def empty_index() -> Iterator[apsw.Connection]:
-    """A connection to an empty index made by the engine's own DDL, the state plane attached
-    the way a search attaches it; in a temporary folder that is removed afterwards."""
-    from engine.db import ensure_vector_table, open_index, open_state
-    from engine.sqlite.search import attach_state
+def empty_index() -> AbstractContextManager[EmptyIndex]:
+    """An empty index made by the engine's own DDL, the state plane attached the way a search
+    attaches it; in a temporary folder that is removed afterwards."""
+    from engine.sqlite.prepare import empty_index as engine_empty_index
 
-    with tempfile.TemporaryDirectory(prefix="arms-doc-") as folder:
-        index_path, state_path = Path(folder) / "index.db", Path(folder) / "state.db"
-        conn = open_index(index_path, create=True)
-        try:
-            ensure_vector_table(conn, PROBE_DIM)
-            open_state(state_path).close()
-            attach_state(conn, state_path)
-            yield conn
-        finally:
-            conn.close()
+    return engine_empty_index(PROBE_DIM)

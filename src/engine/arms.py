@@ -202,11 +202,11 @@ passage, and length alone cannot earn it a place.
 
 The arm first asks for the chunks nearest the query across the whole store (four per
 candidate wanted; `nearest_chunks` compares the query with every chunk vector, held in
-memory, see engine/knn.py), then keeps those in scope. That shortcut is provably exact when enough
-files in scope have a chunk strictly nearer than the farthest chunk fetched: any file left
-out has no chunk that near. When the scope is too narrow for that (a rare tag, a short time
-window), the same statement scans every chunk in scope instead, so the answer is exact
-either way.
+memory, see engine/sqlite/knn.py), then keeps those in scope. That shortcut is provably exact
+when enough files in scope have a chunk strictly nearer than the farthest chunk fetched: any
+file left out has no chunk that near. When the scope is too narrow for that (a rare tag, a
+short time window), the same statement scans every chunk in scope instead, so the answer is
+exact either way.
 
 On PostgreSQL the nearest chunks come from pgvector's `ORDER BY vector <=> query LIMIT`:
 an exact scan by default, or a walk through an HNSW index when the store sets

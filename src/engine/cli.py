@@ -16,12 +16,10 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NoReturn
 
-import apsw
 import click
 
 from engine import state as state_plane
 from engine.arms import ARMS
-from engine.db import IndexMissing
 from engine.embedder import EmbedderError
 from engine.errors import DatabaseError
 from engine.indexer import index_store
@@ -29,6 +27,8 @@ from engine.progress import periodic_progress
 from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
+from engine.sqlite.db import IndexMissing
+from engine.sqlite.errors import DRIVER_ERRORS
 from engine.status import stale_state_paths, store_status
 from engine.store import Store, StoreError, open_store
 from engine.terminal import printable
@@ -80,7 +80,7 @@ def user_errors(debug: bool) -> Iterator[None]:
         if debug:
             print_traceback()
         fail(str(exc))
-    except apsw.Error as exc:  # the engine names the database; this is the safety net
+    except DRIVER_ERRORS as exc:  # the engine names the database; this is the safety net
         if debug:
             print_traceback()
         fail(f"SQLite: {exc} (rerun with --debug for the traceback, and please report it)")

@@ -5,16 +5,17 @@ be deleted and rebuilt at any time; ``state.db`` holds access counts and outcome
 nowhere else. Advice that fits one is harmful for the other ("delete it and re-index" repairs a
 damaged index and destroys a damaged state plane), so an error must carry which database it
 came from. The engine wraps SQLite's and the OS's exceptions at the boundary where it knows
-that (see :func:`engine.db.guarded`) into a :class:`DatabaseError`; this module is the pure
-mapping from (database, exception) to a problem and from a problem to one line of advice.
+that (see :func:`engine.sqlite.db.guarded`) into a :class:`DatabaseError`; this module is the
+pure mapping from a problem to one line of advice, and imports no database driver, so every
+surface (the CLI, the server, the writer) can name and catch these errors on either backend.
+Which problem a SQLite exception stands for is the SQLite backend's to say
+(:mod:`engine.sqlite.errors`).
 """
 
 from __future__ import annotations
 
 import errno
 from enum import Enum
-
-import apsw
 
 
 class Database(Enum):
@@ -40,36 +41,6 @@ class Problem(Enum):
 
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
-
-
-def classify(exc: BaseException, system_errno: int = 0) -> Problem:
-    """The problem an apsw or OS exception stands for.
-
-    ``system_errno`` is the OS error behind a SQLite I/O error when known (apsw's
-    ``Connection.system_errno``): a failed write caused by a full disk is a full disk, whatever
-    SQLite code it surfaced as.
-    """
-    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return Problem.CORRUPT
-    if isinstance(exc, apsw.ReadOnlyError):
-        return Problem.READ_ONLY
-    if isinstance(exc, apsw.FullError):
-        return Problem.FULL
-    if isinstance(exc, apsw.BusyError | apsw.LockedError):
-        return Problem.BUSY
-    if isinstance(exc, apsw.CantOpenError | apsw.PermissionsError):
-        return Problem.CANT_OPEN
-    if isinstance(exc, apsw.IOError):
-        return Problem.FULL if system_errno in FULL_ERRNOS else Problem.IO
-    if isinstance(exc, apsw.SQLError) and str(exc).startswith("no such table"):
-        return Problem.EMPTY
-    if isinstance(exc, OSError):
-        if exc.errno in FULL_ERRNOS:
-            return Problem.FULL
-        if exc.errno in READ_ONLY_ERRNOS:
-            return Problem.READ_ONLY
-        return Problem.IO
-    return Problem.OTHER
 
 
 def detail_of(exc: BaseException) -> str:
@@ -99,21 +70,6 @@ class DatabaseError(Exception):
         self.detail = detail
         self.culprit = culprit
         super().__init__(explain(database, path, problem, detail, culprit))
-
-
-def from_exception(
-    database: Database,
-    path: str,
-    exc: BaseException,
-    *,
-    culprit: str | None = None,
-    system_errno: int = 0,
-) -> DatabaseError:
-    """Wrap ``exc``, raised while using ``database`` at ``path``, with its advice."""
-    problem = classify(exc, system_errno)
-    if problem is Problem.READ_ONLY and culprit is None and isinstance(exc, OSError):
-        culprit = exc.filename if isinstance(exc.filename, str) else None
-    return DatabaseError(database, path, problem, detail_of(exc), culprit)
 
 
 ROLE = {

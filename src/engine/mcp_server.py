@@ -20,7 +20,6 @@ from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.lowlevel
-import apsw
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -39,6 +38,7 @@ from engine.service import (
     SearchArgs,
     compact,
 )
+from engine.sqlite.errors import DRIVER_ERRORS
 from engine.stdio_transport import stdio_streams
 from engine.store import Store
 from engine.terminal import printable
@@ -205,7 +205,7 @@ def call(work, *args, **kwargs):  # type: ignore[no-untyped-def]
         raise
     except ERRORS as exc:
         raise ToolError(redact(str(exc))) from None
-    except apsw.Error as exc:
+    except DRIVER_ERRORS as exc:
         raise ToolError(
             redact(f"SQLite: {exc}; retry, or run `memsift status` on the store")
         ) from None

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from engine import state as state_plane
 from engine.backend import open_backend
-from engine.db import IndexMissing
 from engine.embedder import EmbedderError, make_embedder
 from engine.errors import DatabaseError
 from engine.freshness import Freshness
@@ -28,6 +27,7 @@ from engine.keys import resolve_memory
 from engine.memory import Skip, memory_text, parse_memory
 from engine.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
+from engine.sqlite.db import IndexMissing
 from engine.status import store_status
 from engine.store import Store
 from engine.write import (

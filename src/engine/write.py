@@ -31,11 +31,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import apsw
 import yaml
 
 from engine.backend import open_backend
-from engine.db import guarded
 from engine.embedder import Embedder, EmbedderError
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
 from engine.incremental import index_paths
@@ -46,6 +44,8 @@ from engine.pipeline import parsed_now
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope
 from engine.splice import SpliceError, splice
+from engine.sqlite.db import guarded
+from engine.sqlite.errors import DRIVER_ERRORS
 from engine.store import Store
 
 KIND_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -545,7 +545,7 @@ def index_written(store: Store, key: str, done: str, **how: object) -> None:
     try:
         with guarded(Database.INDEX, store.index_path):
             index_paths(store, [key], **how)  # type: ignore[arg-type]
-    except (DatabaseError, apsw.Error, OSError, EmbedderError, PgError) as exc:
+    except (DatabaseError, *DRIVER_ERRORS, OSError, EmbedderError, PgError) as exc:
         raise NotIndexed(key, done, str(exc)) from exc
 
 

@@ -3,7 +3,6 @@ never run, and refused statements blamed on the arm and line that break them."""
 
 from __future__ import annotations
 
-import apsw
 import pytest
 from arms_doc_testing import ENGINE_REGISTRY, src
 
@@ -11,83 +10,86 @@ from arms_doc.prepare import Problem, blame, combinations, empty_index, statemen
 from arms_doc.prepare import check_statements as check
 from arms_doc.reader import RegistryError, parse_registry, read_registry
 from engine.arms import ARMS
+from engine.sqlite.prepare import EmptyIndex
 
 
 @pytest.fixture(scope="module")
-def conn():
-    with empty_index() as connection:
-        yield connection
+def index():
+    with empty_index() as empty:
+        yield empty
 
 
-def problem(conn: apsw.Connection, sql: str, bound: int = 4) -> str | None:
-    found = statement_problem(conn, sql, bound)
+def problem(index: EmptyIndex, sql: str, bound: int = 4) -> str | None:
+    found = statement_problem(index, sql, bound)
     return None if found is None else found.message
 
 
 # --- one statement --------------------------------------------------------------------------
 
 
-def test_the_empty_index_has_the_engine_tables_the_vector_table_and_the_state_plane(conn):
+def test_the_empty_index_has_the_engine_tables_the_vector_table_and_the_state_plane(index):
     sql = (
         "SELECT f.path FROM files AS f JOIN chunks_fts ON chunks_fts.rowid = f.id "
         "JOIN chunks AS c ON c.file_id = f.id JOIN embeddings AS e ON e.hash = c.hash "
         "JOIN vec_chunks AS v ON v.chunk_id = c.id LEFT JOIN state.access AS a ON a.path = f.path"
     )
-    assert problem(conn, sql) is None
+    assert problem(index, sql) is None
 
 
-def test_a_sound_statement_with_a_gap_in_its_numbers_is_fine(conn):
-    assert problem(conn, "SELECT path FROM files WHERE title = ?1 LIMIT ?3") is None
+def test_a_sound_statement_with_a_gap_in_its_numbers_is_fine(index):
+    assert problem(index, "SELECT path FROM files WHERE title = ?1 LIMIT ?3") is None
 
 
-def test_sql_sqlite_refuses_is_a_problem_with_sqlites_reason(conn):
-    assert problem(conn, "SELEKT 1") == 'makes SQL that SQLite refuses: near "SELEKT": syntax error'
+def test_sql_sqlite_refuses_is_a_problem_with_sqlites_reason(index):
+    assert problem(index, "SELEKT 1") == (
+        'makes SQL that SQLite refuses: near "SELEKT": syntax error'
+    )
 
 
-def test_a_missing_table_is_a_problem(conn):
-    assert problem(conn, "SELECT * FROM nope") == (
+def test_a_missing_table_is_a_problem(index):
+    assert problem(index, "SELECT * FROM nope") == (
         "makes SQL that SQLite refuses: no such table: nope"
     )
 
 
-def test_a_second_statement_is_a_problem_and_is_never_prepared_or_run(conn):
-    message = problem(conn, "SELECT path FROM files; DROP TABLE files; --")
+def test_a_second_statement_is_a_problem_and_is_never_prepared_or_run(index):
+    message = problem(index, "SELECT path FROM files; DROP TABLE files; --")
 
     assert message is not None and message.startswith(
         "ends the statement early: a `;` leaves `DROP TABLE files; --` as a second statement"
     )
-    assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'files'").fetchone() == (
-        1,
-    )
+    tables = index.connection.execute("SELECT count(*) FROM sqlite_master WHERE name = 'files'")
+    assert tables.fetchone() == (1,)
 
 
-def test_a_statement_that_writes_is_a_problem_and_is_not_run(conn):
+def test_a_statement_that_writes_is_a_problem_and_is_not_run(index):
     sql = (
         "INSERT INTO meta(key, value) VALUES ('planted', 'x') "
         "ON CONFLICT(key) DO UPDATE SET value = 'x'"
     )
-    assert problem(conn, sql) == "makes a statement that writes; an arm's SQL only reads"
-    assert conn.execute("SELECT count(*) FROM meta WHERE key = 'planted'").fetchone() == (0,)
+    assert problem(index, sql) == "makes a statement that writes; an arm's SQL only reads"
+    planted = index.connection.execute("SELECT count(*) FROM meta WHERE key = 'planted'")
+    assert planted.fetchone() == (0,)
 
 
 @pytest.mark.parametrize(
     "sql",
     ["SELECT ?1, ?", "SELECT ?, ?2", "SELECT ?1, ?, ?3", "WITH x AS (SELECT ?) SELECT ?4 FROM x"],
 )
-def test_a_bare_question_mark_is_a_problem_even_where_it_fills_a_gap(conn, sql):
-    message = problem(conn, sql)
+def test_a_bare_question_mark_is_a_problem_even_where_it_fills_a_gap(index, sql):
+    message = problem(index, sql)
     assert message is not None and message.startswith("uses a bare `?`")
 
 
 @pytest.mark.parametrize("marker", [":evil", "@evil", "$evil"])
-def test_a_named_placeholder_is_a_problem_naming_it_as_written(conn, marker):
-    message = problem(conn, f"SELECT path FROM files WHERE title = {marker}")
+def test_a_named_placeholder_is_a_problem_naming_it_as_written(index, marker):
+    message = problem(index, f"SELECT path FROM files WHERE title = {marker}")
     assert message is not None and message.startswith(f"uses the named placeholder `{marker}`")
 
 
-def test_a_number_past_what_the_search_binds_is_a_problem(conn):
-    assert problem(conn, "SELECT ?5", bound=5) is None
-    message = problem(conn, "SELECT ?6", bound=5)
+def test_a_number_past_what_the_search_binds_is_a_problem(index):
+    assert problem(index, "SELECT ?5", bound=5) is None
+    message = problem(index, "SELECT ?6", bound=5)
     assert message is not None and message.startswith("uses ?6, which this search never binds")
 
 

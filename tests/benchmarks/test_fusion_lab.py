@@ -8,11 +8,11 @@ from pathlib import Path
 import fusion_lab as lab
 import pytest
 
-from engine.db import open_index
 from engine.indexer import index_store
 from engine.query import sanitize
 from engine.scope import ScopeSpec, build_scope
 from engine.search import search
+from engine.sqlite.db import open_index
 from engine.store import open_store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
 import pytest
 from click.testing import CliRunner
 
@@ -102,6 +103,24 @@ def test_search_sql_prints_the_statement_and_its_values_after_the_hits(example_s
         f'-- values: ["\\"flaky\\" AND \\"tests\\"", {CANDIDATE_LIMIT}, 2, "<float32[384]'
     )
     assert not any(line.startswith("    score ") for line in lines)
+
+
+def test_a_sqlite_error_no_boundary_named_is_one_line_asking_for_a_report(
+    example_store, monkeypatch
+):
+    """The command line's last net: a SQLite error the engine let through without naming the
+    database is one line and exit 2, with the way to the traceback."""
+
+    def unnamed(_store: object) -> None:
+        raise apsw.SQLError("statement aborts at 3: unexpected")
+
+    monkeypatch.setattr(importlib.import_module("engine.cli"), "store_status", unnamed)
+    result = run("status", store=example_store)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "memsift: SQLite: statement aborts at 3: unexpected (rerun with --debug for the traceback, "
+        "and please report it)\n"
+    )
 
 
 def test_a_normal_search_prints_nothing_on_stderr(example_store):

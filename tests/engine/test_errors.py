@@ -20,9 +20,10 @@ import apsw
 import pytest
 from click.testing import CliRunner
 
-from engine import db
 from engine.cli import cli
-from engine.errors import Database, DatabaseError, Problem, classify, explain, from_exception
+from engine.errors import Database, DatabaseError, Problem, explain
+from engine.sqlite import db
+from engine.sqlite.errors import classify, from_exception
 from engine.store import Store, open_store
 
 LEXICAL = '[embedder]\nmodel = "none"\n'

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from conftest import HashEmbedder
-from engine.db import open_index
 from engine.evaluate import (
     DatasetError,
     KeepError,
@@ -18,6 +17,7 @@ from engine.evaluate import (
     score,
     write_store,
 )
+from engine.sqlite.db import open_index
 from engine.store import open_store
 
 

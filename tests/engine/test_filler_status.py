@@ -12,10 +12,10 @@ from test_freshness import WAIT_S, eventually
 
 import engine.sqlite.incremental
 from conftest import HashEmbedder
-from engine.db import open_index, read_meta
 from engine.freshness import Freshness
-from engine.indexdb import vector_coverage
 from engine.indexer import index_store
+from engine.sqlite.db import open_index, read_meta
+from engine.sqlite.indexdb import vector_coverage
 
 
 def recorded_and_live(store) -> tuple[tuple[int, int], tuple[int, int]]:  # type: ignore[no-untyped-def]

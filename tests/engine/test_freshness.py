@@ -17,9 +17,9 @@ import apsw
 import pytest
 
 from conftest import HashEmbedder
-from engine.db import open_index, read_meta
 from engine.freshness import Freshness
 from engine.indexer import index_store
+from engine.sqlite.db import open_index, read_meta
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 LEXICAL = '[embedder]\nmodel = "none"\n'

@@ -11,8 +11,8 @@ import threading
 import pytest
 from test_freshness import LEXICAL, WAIT_S, eventually, indexed, running
 
-from engine.db import open_index
 from engine.freshness import Freshness
+from engine.sqlite.db import open_index
 
 
 @pytest.fixture

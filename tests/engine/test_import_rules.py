@@ -1,6 +1,7 @@
 """Imports run one way: the pure parts of the engine (ranking, the memory file format, the
 pipeline's records and rules, the status report) reach no database driver, so both backends
-can build on them and neither reaches the other through them."""
+can build on them and neither reaches the other through them; and each driver is imported only
+inside its own backend's package, so no surface or plugin loads one by itself."""
 
 from __future__ import annotations
 
@@ -102,3 +103,44 @@ def test_only_the_backend_module_reads_which_database_a_store_uses():
         and name not in ("engine.backend", "engine.pg.target")
     ]
     assert readers == []
+
+
+#: The one package each driver may be imported from: a backend's driver stays inside that
+#: backend, so a surface, a pure module or the plugin never loads it by itself and the other
+#: backend never reaches it.
+DRIVER_HOMES = {
+    "apsw": "engine.sqlite",
+    "sqlite_vec": "engine.sqlite",
+    "psycopg": "engine.pg",
+    "pgvector": "engine.pg",
+}
+def driver_imports(name: str) -> list[tuple[str, int]]:
+    """(driver, line) of every import of a driver in ``name``, at module level or inside a
+    function (``import apsw.ext`` and ``from pgvector.psycopg import ...`` count)."""
+    path = module_file(name)
+    assert path is not None, name
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            modules = [node.module]
+        else:
+            continue
+        found += [(m.split(".")[0], node.lineno) for m in modules if m.split(".")[0] in DRIVERS]
+    return found
+
+
+def at_home(name: str, driver: str) -> bool:
+    home = DRIVER_HOMES[driver]
+    return name == home or name.startswith(home + ".")
+
+
+def test_each_driver_is_imported_only_inside_its_backends_package():
+    strays = [
+        f"{module_file(name).relative_to(SRC)}:{line} imports {driver}"  # type: ignore[union-attr]
+        for name in engine_modules()
+        for driver, line in driver_imports(name)
+        if not at_home(name, driver)
+    ]
+    assert strays == [], "give the import to the backend that owns the driver"

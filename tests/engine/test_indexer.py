@@ -8,9 +8,9 @@ import apsw
 import pytest
 
 from conftest import HashEmbedder, touch_later
-from engine.db import open_index, read_meta
 from engine.indexer import index_store
 from engine.search import search
+from engine.sqlite.db import open_index, read_meta
 
 NOTE = """
 ---

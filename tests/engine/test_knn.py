@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from conftest import touch_later
-from engine import knn
-from engine.db import open_index, open_index_reader
 from engine.indexer import index_store
+from engine.sqlite import knn
+from engine.sqlite.db import open_index, open_index_reader
 
 NOTES = {
     f"n{i:02d}.md": f"# Note {i}\n\n{' '.join(f'word{(i * j) % 23}' for j in range(1, 9))}\n"

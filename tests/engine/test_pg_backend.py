@@ -11,11 +11,11 @@ import psycopg
 import pytest
 
 from engine import state as state_plane
-from engine.db import IndexMissing
 from engine.indexer import index_store
 from engine.pg.driver import PgError
 from engine.scope import ScopeSpec
 from engine.search import Searcher, search
+from engine.sqlite.db import IndexMissing
 from engine.status import store_status
 from engine.write import forget, remember
 

@@ -15,11 +15,11 @@ import psycopg
 import pytest
 
 from engine.incremental import index_paths
-from engine.indexdb import FileRow
 from engine.indexer import index_store
 from engine.pg import indexdb
 from engine.pg.driver import PgError, connect
 from engine.pg.target import DatabaseTarget
+from engine.pipeline import FileRow
 from engine.search import search
 from engine.store import open_store
 from engine.write import forget, remember

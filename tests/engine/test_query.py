@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.db import connect
 from engine.query import MAX_TERMS, STOP_WORDS, QueryTerms, sanitize
+from engine.sqlite.db import connect
 
 # --- tokens --------------------------------------------------------------------------------
 

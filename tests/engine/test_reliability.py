@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.db import open_index
 from engine.indexer import index_store
+from engine.sqlite.db import open_index
 from engine.status import store_status
 from slow_indexer import finish, start
 

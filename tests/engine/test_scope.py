@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.contract import bind, bound_prefix
-from engine.db import INDEX_SCHEMA, connect
 from engine.scope import FIRST_SCOPE_PARAM, Scope, ScopeError, ScopeSpec, build_scope
+from engine.sqlite.db import INDEX_SCHEMA, connect
 
 
 def placeholders(sql: str) -> list[int]:

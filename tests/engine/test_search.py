@@ -101,7 +101,7 @@ def test_a_lexical_run_after_an_interrupted_one_still_says_how_far_embedding_got
 
 def every_match_by_best_chunk(store, match: str) -> list[str]:  # type: ignore[no-untyped-def]
     """The reference fts order: every matching chunk grouped by file, best bm25 first."""
-    from engine.db import open_index
+    from engine.sqlite.db import open_index
 
     conn = open_index(store.index_path)
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import apsw
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -155,3 +156,20 @@ def test_a_damaged_state_database_is_a_tool_error_naming_it(server):  # type: ig
 def test_an_argument_to_a_tool_that_takes_none_is_refused_saying_so(server):
     message = refusal(server, "memory_status", {"verbose": True})
     assert message == "memory_status: bad arguments: unknown argument 'verbose'; it takes none"
+
+
+def test_a_sqlite_error_no_boundary_named_is_one_line_saying_what_to_do(make_store, monkeypatch):
+    """The server's last net: a SQLite error the engine let through unnamed is still a tool
+    error of one line, not a traceback the agent cannot act on."""
+    store = make_store({".memsift/config.toml": '[embedder]\nmodel = "none"\n'})
+    index_store(store)
+    service = MemoryService(store)
+
+    def unnamed(*_args: object) -> None:
+        raise apsw.SQLError("statement aborts at 3: unexpected")
+
+    monkeypatch.setattr(service, "status", unnamed)
+    assert refusal(build_server(service), "memory_status", {}) == (
+        "Error executing tool memory_status: SQLite: statement aborts at 3: unexpected; retry, "
+        "or run `memsift status` on the store"
+    )

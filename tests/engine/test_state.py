@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from engine import state
-from engine.db import open_state
 from engine.indexer import index_store
 from engine.sqlite import state as sqlite_state
+from engine.sqlite.db import open_state
 
 
 def test_state_survives_deleting_and_rebuilding_the_index(make_store, hash_embedder):
@@ -34,7 +34,7 @@ def test_state_survives_deleting_and_rebuilding_the_index(make_store, hash_embed
 def test_state_follows_a_rename_made_while_the_index_was_deleted(make_store, hash_embedder):
     store = make_store({"a.md": "# A\n\nalpha"})
     index_store(store, embedder=hash_embedder)
-    from engine.db import open_index
+    from engine.sqlite.db import open_index
 
     index = open_index(store.index_path)
     (digest,) = index.execute("SELECT content_hash FROM files WHERE path = 'a.md'").fetchone()
@@ -55,7 +55,7 @@ def test_state_stays_with_a_memory_that_is_briefly_unparsable_while_a_copy_exist
 ):
     store = make_store({"deploy.md": DEPLOY})
     index_store(store, embedder=hash_embedder)
-    from engine.db import open_index
+    from engine.sqlite.db import open_index
 
     index = open_index(store.index_path)
     (digest,) = index.execute("SELECT content_hash FROM files").fetchone()

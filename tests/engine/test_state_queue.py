@@ -1,4 +1,4 @@
-"""State writes wait out a busy state.db instead of failing (engine.state_queue).
+"""State writes wait out a busy state.db instead of failing (engine.sqlite.state_queue).
 
 Another connection holds state.db's write lock here, as another process's long transaction
 would, for longer than the busy timeout (shortened to 0.1 s, so the tests take moments): a
@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator
 import apsw
 import pytest
 
-import engine.db
-from engine import state, state_queue
+import engine.sqlite.db
+from engine import state
 from engine.errors import DatabaseError, Problem
+from engine.sqlite import state_queue
 from engine.store import Store
 
 MEMORY = "---\ntitle: Staging database\n---\nThe staging database listens on port 5433.\n"
@@ -29,7 +30,7 @@ PATIENCE_S = 60
 
 @pytest.fixture
 def store(make_store, monkeypatch) -> Store:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(engine.db, "BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setattr(engine.sqlite.db, "BUSY_TIMEOUT_MS", 100)
     made = make_store({"db.md": MEMORY})
     state.record_access(made, "db.md")  # state.db and its table exist before the lock is taken
     return made

@@ -18,11 +18,11 @@ import pytest
 import engine.write
 from conftest import HashEmbedder
 from engine import state as state_plane
-from engine.db import open_index, read_meta
 from engine.indexer import index_store
 from engine.memory import parse_memory
 from engine.scope import ScopeSpec
 from engine.search import search
+from engine.sqlite.db import open_index, read_meta
 from engine.write import (
     KIND_FOLDERS,
     NotIndexed,
@@ -509,8 +509,8 @@ def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write
     locked". The incremental writer takes the write lock first, so the other writer waits."""
 
     import engine.sqlite.incremental
-    from engine.db import connect, write_meta
     from engine.incremental import index_paths
+    from engine.sqlite.db import connect, write_meta
 
     index_store(store, embed=False)
     (store.root / "facts/new.md").write_text("New.\n")

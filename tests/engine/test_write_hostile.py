@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.db import open_index
 from engine.indexer import index_store
 from engine.memory import parse_memory
 from engine.service import MemoryService
+from engine.sqlite.db import open_index
 from engine.write import WriteError, forget, remember, set_archived, slug
 
 # --------------------------------------------------------------------------- forget keeps bytes

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import apsw
 
-import engine.db
-import engine.indexdb
+import engine.sqlite.db
+import engine.sqlite.indexdb
 from engine import state as state_plane
-from engine.db import connect, open_index, read_meta, write_meta
 from engine.indexer import index_store
 from engine.sqlite import state as sqlite_state
+from engine.sqlite.db import connect, open_index, read_meta, write_meta
 from engine.store import Store
 
 
@@ -85,7 +85,7 @@ def test_reopening_an_index_to_write_it_survives_a_commit_between_its_read_and_w
     store: Store = make_store({"a.md": "# Alpha\n\nalpha text"})
     index_store(store, embed=False)
     writer = OtherWriter(store.index_path, lambda c: write_meta(c, "other", "1"))
-    between(monkeypatch, engine.db, "write_meta", writer, before=True)
+    between(monkeypatch, engine.sqlite.db, "write_meta", writer, before=True)
 
     open_index(store.index_path, create=True).close()
     writer.after()
@@ -93,7 +93,7 @@ def test_reopening_an_index_to_write_it_survives_a_commit_between_its_read_and_w
     assert writer.refused == 1  # the lock was taken before the read: the other writer waited
     conn = connect(store.index_path)
     assert read_meta(conn, "other") == "1"
-    assert read_meta(conn, "schema_version") == engine.db.INDEX_SCHEMA_VERSION
+    assert read_meta(conn, "schema_version") == engine.sqlite.db.INDEX_SCHEMA_VERSION
     conn.close()
 
 
@@ -105,7 +105,7 @@ def test_an_index_run_ends_beside_another_writer_without_a_locked_error(
     (store.root / "b.md").write_text("# Beta\n\nbeta text", encoding="utf-8")
     writer = OtherWriter(store.index_path, lambda c: write_meta(c, "other", "1"))
     # The run's last transaction counts the chunks (a read), then records the counts.
-    between(monkeypatch, engine.indexdb, "vector_coverage", writer, before=False)
+    between(monkeypatch, engine.sqlite.indexdb, "vector_coverage", writer, before=False)
 
     report = index_store(store, embed=False)
     writer.after()
@@ -164,8 +164,8 @@ def test_a_wal_file_another_connection_deletes_while_it_is_checked_is_not_read_o
             wal.unlink(missing_ok=True)
         return real_access(target, mode, *args, **kwargs)
 
-    monkeypatch.setattr(engine.db.os, "access", closed_meanwhile)
-    assert engine.db.read_only_part(path) is None
+    monkeypatch.setattr(engine.sqlite.db.os, "access", closed_meanwhile)
+    assert engine.sqlite.db.read_only_part(path) is None
 
 
 def test_a_state_file_another_process_has_just_created_is_no_state_plane_yet(make_store):  # type: ignore[no-untyped-def]
@@ -208,7 +208,7 @@ def open_together(path: Path, threads: int) -> list[str]:
     def first_read() -> None:
         start.wait()
         try:
-            engine.db.open_state(path).close()
+            engine.sqlite.db.open_state(path).close()
         except Exception as exc:  # any failure is the finding
             failures.append(str(exc))
 

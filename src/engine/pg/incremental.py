@@ -175,7 +175,7 @@ def paths_under(target: DatabaseTarget, prefixes: list[str]) -> set[str]:
 
 def indexed_content_hash(target: DatabaseTarget, path: str) -> str | None:
     """The indexed content hash of ``path``, or None; best effort, as on SQLite
-    (:func:`engine.indexdb.indexed_content_hash`): it only lets a state row follow a later
+    (:func:`engine.sqlite.indexdb.indexed_content_hash`): it only lets a state row follow a later
     rename, and must never stop a memory being read or reinforced."""
     try:
         conn = connect(target, readonly=True, vectors=False)

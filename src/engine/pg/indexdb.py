@@ -1,7 +1,8 @@
 """The statements that read and write a team store's index rows (PostgreSQL).
 
-The counterpart of :mod:`engine.indexdb` for a store in PostgreSQL, function for function where
-the indexer needs one, so :mod:`engine.pg.indexer` runs the same passes as the SQLite indexer.
+The counterpart of :mod:`engine.sqlite.indexdb` for a store in PostgreSQL, function for
+function where the indexer needs one, so :mod:`engine.pg.indexer` runs the same passes as the
+SQLite indexer.
 Full text is computed when a chunk is written (its ``terms``: the file's title and tags with the
 chunk's text); there are no triggers to keep in step. Functions never open transactions: the
 caller groups them in ``with conn:`` blocks, as on SQLite.
@@ -162,7 +163,7 @@ def unique_content_paths_among(conn: PgConnection, hashes: list[str]) -> dict[st
 
 def vector_coverage(conn: PgConnection, model: str | None) -> tuple[int, int]:
     """(chunks, chunks with a vector of ``model``), counted as on SQLite
-    (:func:`engine.indexdb.vector_coverage`)."""
+    (:func:`engine.sqlite.indexdb.vector_coverage`)."""
     chunks, embedded = conn.run(
         "SELECT count(*), count(e.hash) FROM chunks AS c "
         "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s",
@@ -239,7 +240,7 @@ def add_vectors(
 def recent_files(
     conn: PgConnection, scope_sql: str, scope_values: tuple[object, ...], limit: int
 ) -> list[tuple[object, ...]]:
-    """Files in scope, newest moment first, as :func:`engine.indexdb.recent_files` returns
+    """Files in scope, newest moment first, as :func:`engine.sqlite.indexdb.recent_files` returns
     them (tags as JSON text, so both backends hand over the same rows)."""
     sql = (
         "SELECT path, title, kind, event_at, updated_at, tags::text, archived FROM files AS f "

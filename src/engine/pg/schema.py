@@ -1,6 +1,6 @@
 """The tables of a team store: one schema per store, holding its index and its state plane.
 
-The layout follows the SQLite index (``engine.db``) so the arms' two dialects read the same
+The layout follows the SQLite index (``engine.sqlite.db``) so the arms' two dialects read the same
 columns: ``files`` (times as the same UTC text, so both backends compare and order them alike;
 tags as ``jsonb``; paths in the "C" collation, so ties break in the same byte order as
 SQLite's), ``chunks`` (with a ``tsvector`` of the chunk, its file's title and tags, weighted
@@ -24,8 +24,8 @@ same stop words as on SQLite, so a negation or a qualifier still counts in a doc
 
 from __future__ import annotations
 
-from engine.db import IndexMissing
 from engine.pg.driver import PgConnection, PgError, guarded, register_vectors
+from engine.sqlite.db import IndexMissing
 
 #: 2: ``chunks.length`` and ``fts_totals`` (BM25). A layout-1 index is upgraded in place by the
 #: next index run (lengths and totals are computed from the tsvectors it already holds).

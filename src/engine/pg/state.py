@@ -14,11 +14,11 @@ import random
 import time
 from pathlib import Path
 
-from engine import state_queue
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import ensure_state_plane, own_relation
 from engine.pg.target import DatabaseTarget
+from engine.sqlite import state_queue
 from engine.state_rules import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
 from engine.store import Store
 
@@ -87,7 +87,7 @@ def upsert(target: DatabaseTarget, store: Store, path: str, sql: str, params: ob
     lock. A database whose default is REPEATABLE READ or SERIALIZABLE (set by its owner)
     instead rolls one of them back ("could not serialize access"), and a deadlock rolls one
     back under any isolation; PostgreSQL's answer to both is to run the transaction again,
-    so it is, until :data:`engine.state_queue.WRITE_DEADLINE_S` has passed."""
+    so it is, until :data:`engine.sqlite.state_queue.WRITE_DEADLINE_S` has passed."""
     errors = psycopg_module().errors
     deadline = time.monotonic() + state_queue.WRITE_DEADLINE_S
     conn = connect(target, vectors=False)

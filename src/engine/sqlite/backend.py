@@ -6,10 +6,10 @@ import threading
 from collections.abc import Callable
 
 from engine.embedder import Embedder
-from engine.indexdb import indexed_content_hash
 from engine.pipeline import IndexReport, Preparsed, Progress
 from engine.scope import Scope
 from engine.sqlite import incremental, indexer, state, status
+from engine.sqlite.indexdb import indexed_content_hash
 from engine.sqlite.search import SqliteSearch
 from engine.state_rules import Access
 from engine.store import Store

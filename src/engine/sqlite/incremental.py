@@ -26,18 +26,8 @@ from functools import partial
 
 import apsw
 
-from engine import indexdb
-from engine.db import (
-    INDEX_SCHEMA_VERSION,
-    ensure_vector_table,
-    immediate,
-    open_index,
-    read_meta,
-    write_meta,
-)
 from engine.embedder import Embedder
 from engine.index_run import scan_keys
-from engine.indexdb import record_coverage
 from engine.pipeline import (
     COVERAGE_EVERY_S,
     FILL_BATCH,
@@ -45,7 +35,17 @@ from engine.pipeline import (
     Preparsed,
     skipped_fingerprint,
 )
+from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
+from engine.sqlite.db import (
+    INDEX_SCHEMA_VERSION,
+    ensure_vector_table,
+    immediate,
+    open_index,
+    read_meta,
+    write_meta,
+)
+from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.indexer import SqliteIndexWriter, store_vectors
 from engine.store import Store, StoreError
 

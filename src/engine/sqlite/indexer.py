@@ -2,8 +2,9 @@
 one indexing loop (:func:`engine.index_run.full_run`) through :class:`SqliteIndexWriter`.
 
 What is SQLite's own: the run lock (a file lock beside the index, so two runs on one machine
-take turns), transactions that take the write lock before they read (:func:`engine.db.immediate`),
-and the state plane in its own file, consulted only once it exists.
+take turns), transactions that take the write lock before they read
+(:func:`engine.sqlite.db.immediate`), and the state plane in its own file, consulted only once
+it exists.
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from pathlib import Path
 
 import apsw
 
-from engine import indexdb
-from engine.db import (
+from engine.embedder import Embedder
+from engine.errors import Database
+from engine.index_run import Pending, full_run, vector_rows
+from engine.pipeline import IndexReport, KnownFile, Parsed, Progress, changes_since, file_row
+from engine.sqlite import indexdb
+from engine.sqlite import state as state_plane
+from engine.sqlite.db import (
     LOCK_NAME,
     ensure_vector_table,
     guarded,
@@ -27,12 +33,7 @@ from engine.db import (
     require_writable,
     write_meta,
 )
-from engine.embedder import Embedder
-from engine.errors import Database
-from engine.index_run import Pending, full_run, vector_rows
-from engine.indexdb import record_coverage
-from engine.pipeline import IndexReport, KnownFile, Parsed, Progress, changes_since, file_row
-from engine.sqlite import state as state_plane
+from engine.sqlite.indexdb import record_coverage
 from engine.state_rules import within
 from engine.store import Candidate, Store
 

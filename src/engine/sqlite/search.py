@@ -17,12 +17,13 @@ from pathlib import Path
 import apsw
 
 from engine.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
-from engine.db import guarded, open_index_reader, vector_table_dim
 from engine.embedder import Embedder
-from engine.errors import Database, Problem, classify
-from engine.indexdb import vector_coverage
+from engine.errors import Database, Problem
 from engine.query import QueryTerms
 from engine.scope import Scope
+from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
+from engine.sqlite.errors import classify
+from engine.sqlite.indexdb import vector_coverage
 from engine.store import Store
 
 
@@ -147,10 +148,10 @@ def has_vectors_of(conn: apsw.Connection, model: str) -> bool:
 def attach_state(conn: apsw.Connection, path: Path) -> bool:
     """Attach ``state.db`` read-only as schema ``state``; False when there is none.
 
-    In a folder nobody may write to it is attached immutable (as :func:`engine.db.open_reader`
-    opens a database there). Errors name state.db, not the index. A file another process has
-    just created and not yet given its table is no state plane yet: it is detached again, and
-    the next search looks once more.
+    In a folder nobody may write to it is attached immutable (as
+    :func:`engine.sqlite.db.open_reader` opens a database there). Errors name state.db, not
+    the index. A file another process has just created and not yet given its table is no state
+    plane yet: it is detached again, and the next search looks once more.
     """
     if not path.exists():
         return False

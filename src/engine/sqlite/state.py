@@ -16,9 +16,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import apsw
 
-from engine.db import guarded, has_table, open_state_reader
 from engine.errors import Database
-from engine.state_queue import write_state
+from engine.sqlite.db import guarded, has_table, open_state_reader
+from engine.sqlite.state_queue import write_state
 from engine.state_rules import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
 from engine.store import Store
 
@@ -41,7 +41,7 @@ def state_errors(func: Callable[Concatenate[Store, P], R]) -> Callable[Concatena
 @state_errors
 def record_access(store: Store, path: str, content_hash: str | None = None) -> Access:
     """Count one read of ``path`` now (through the process's state queue, so a busy
-    state.db makes the read wait its turn, never fail: :mod:`engine.state_queue`)."""
+    state.db makes the read wait its turn, never fail: :mod:`engine.sqlite.state_queue`)."""
     now = now_utc()
 
     def count(conn: apsw.Connection) -> Access:
@@ -66,7 +66,7 @@ def reinforce(store: Store, path: str, outcome: int, content_hash: str | None = 
     """Fold an outcome into ``path``'s score in one statement.
 
     A single UPSERT, applied in the write transaction of the process's state queue
-    (:mod:`engine.state_queue`), so concurrent reinforcements queue instead of failing, and
+    (:mod:`engine.sqlite.state_queue`), so concurrent reinforcements queue instead of failing, and
     none is lost.
     """
     if outcome not in (-1, 1):

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from engine import indexdb
-from engine.db import IndexMissing, guarded, open_index, open_index_reader, read_meta
 from engine.errors import Database
 from engine.scope import Scope
+from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
+from engine.sqlite.db import IndexMissing, guarded, open_index, open_index_reader, read_meta
 from engine.sqlite.indexer import pending_changes
 from engine.status_report import status_report
 from engine.store import Store

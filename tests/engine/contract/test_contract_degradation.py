@@ -12,10 +12,10 @@ import pytest
 
 from backends import memory
 from conftest import HashEmbedder
-from engine.db import IndexMissing
 from engine.indexer import index_store
 from engine.scope import ScopeSpec
 from engine.search import Searcher, search
+from engine.sqlite.db import IndexMissing
 
 
 @pytest.fixture

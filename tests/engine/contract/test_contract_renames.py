@@ -124,7 +124,7 @@ def test_watch_moves_the_state_of_a_renamed_file_and_logs_it(backend: Backend, t
 def row_hash(backend: Backend, store, path: str) -> str | None:  # type: ignore[no-untyped-def]
     """The content hash the state plane holds for ``path``."""
     if not backend.is_pg:
-        from engine.db import open_state_reader
+        from engine.sqlite.db import open_state_reader
 
         conn = open_state_reader(store.state_path)
         try:

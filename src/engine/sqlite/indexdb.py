@@ -1,6 +1,6 @@
 """The statements that read and write ``index.db``'s rows: files, chunks and vectors.
 
-:mod:`engine.db` opens the databases and owns their schemas (with the ``meta`` table and the
+:mod:`engine.sqlite.db` opens the databases and owns their schemas (with the ``meta`` table and the
 ``vec_chunks`` k-NN table they include); this module owns what the rest of the engine asks of
 the index's rows, each statement in one named function, so the indexer, ``status`` and the
 CLI share one wording of each question (above all the vector coverage a search trusts) instead
@@ -20,9 +20,9 @@ from pathlib import Path
 import apsw
 
 from engine.contract import bind, bound_prefix
-from engine.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
 from engine.errors import DatabaseError
 from engine.pipeline import FileRow, KnownFile
+from engine.sqlite.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
 
 # --- files -------------------------------------------------------------------------------------
 

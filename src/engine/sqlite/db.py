@@ -1,5 +1,5 @@
 """Connections and schemas of the two databases (the statements on their rows are in
-:mod:`engine.indexdb` and :mod:`engine.state`).
+:mod:`engine.sqlite.indexdb` and :mod:`engine.state`).
 
 ``index.db`` is derived from the files and may be deleted at any time; ``state.db`` holds what
 the files cannot tell (how often a memory was read, whether it helped) and is never rebuilt.
@@ -20,8 +20,9 @@ from time import sleep
 import apsw
 import sqlite_vec
 
-from engine import knn
-from engine.errors import Database, DatabaseError, Problem, classify, from_exception
+from engine.errors import Database, DatabaseError, Problem
+from engine.sqlite import knn
+from engine.sqlite.errors import classify, from_exception
 
 INDEX_SCHEMA_VERSION = "4"
 BUSY_TIMEOUT_MS = 10_000
@@ -388,14 +389,14 @@ def ensure_vector_table(conn: apsw.Connection, dim: int) -> bool:
 def install_vector_triggers(conn: apsw.Connection, dim: int) -> None:
     """(Re)create the triggers that keep ``vec_chunks`` in step, and start a fresh
     ``vectors_version``: a random start, so an index deleted and rebuilt never repeats the
-    version a searcher cached its matrix under (:mod:`engine.knn`)."""
+    version a searcher cached its matrix under (:mod:`engine.sqlite.knn`)."""
     for name in VECTOR_TRIGGERS:
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     conn.execute(VECTOR_TRIGGER_SQL.replace("{dim}", str(int(dim))))
     write_meta(conn, VECTORS_VERSION, secrets.randbits(62))
 
 
-#: Changes whenever a chunk vector of the searched width comes or goes (see engine.knn).
+#: Changes whenever a chunk vector of the searched width comes or goes (see engine.sqlite.knn).
 VECTORS_VERSION = knn.VERSION_KEY
 VECTOR_TRIGGERS = (
     "chunks_vec_insert",

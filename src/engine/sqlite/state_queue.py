@@ -30,8 +30,8 @@ from typing import Generic, TypeVar
 
 import apsw
 
-from engine.db import immediate, open_state
 from engine.errors import Database, DatabaseError, Problem
+from engine.sqlite.db import immediate, open_state
 
 T = TypeVar("T")
 
