@@ -133,3 +133,10 @@ def explain(
     if problem is Problem.IO:
         return f"disk I/O error on {named}{cause}; check the disk, then retry"
     return f"{named}: SQLite error{cause}"
+
+
+class PgError(ValueError):
+    """A team-store database that cannot be used; one line naming it, the cause and the fix.
+
+    Defined here, not beside the driver, so a surface can catch it without loading the
+    PostgreSQL backend (:mod:`engine.pg.driver` raises it)."""

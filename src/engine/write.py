@@ -35,11 +35,10 @@ import yaml
 
 from engine.backend import open_backend
 from engine.embedder import Embedder, EmbedderError
-from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError
+from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError, PgError
 from engine.incremental import index_paths
 from engine.keys import resolve_memory
 from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
-from engine.pg.driver import PgError
 from engine.pipeline import parsed_now
 from engine.reading import Unreadable, read_regular
 from engine.scope import ScopeSpec, build_scope

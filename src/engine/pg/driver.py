@@ -18,14 +18,11 @@ from typing import Any
 import numpy as np
 
 from engine.contract import named, pyformat
+from engine.errors import PgError
 from engine.pg.target import DatabaseTarget
 from engine.redact import hide_passwords_of, redact
 
 EXTRA_HINT = "pip install 'memsift[postgres]'"
-
-
-class PgError(ValueError):
-    """A team-store database that cannot be used; one line naming it, the cause and the fix."""
 
 
 def psycopg_module() -> ModuleType:
