@@ -41,11 +41,11 @@ from timing import busy_warning, load_average, log, stats
 
 from engine.arms import ARMS as REGISTRY
 from engine.db import open_index
-from engine.results_schema import LatencyResults, write_results
+from engine.measure.results_schema import LatencyResults, write_results
+from engine.measure.typed_json import ShapeError, dump, load
 from engine.scope import ScopeSpec, build_scope
 from engine.search import Searcher, attach_state, search
 from engine.store import Store
-from engine.typed_json import ShapeError, dump, load
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "latency.json"
@@ -638,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     specs = [(n, 384) for n in parse_sizes(args.sizes)]
     specs += [(n, 1024) for n in parse_sizes(args.wide)]
     # Built as plain data (the phases run in child processes), then checked against
-    # engine.results_schema.LatencyResults before anything is written.
+    # engine.measure.results_schema.LatencyResults before anything is written.
     report: dict = {
         "stamp": dump(make_stamp("latency")),
         "load_average_at_start": busy,

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import HashEmbedder
 from engine.db import open_index
-from engine.evaluate import (
+from engine.measure.evaluate import (
     DatasetError,
     KeepError,
     evaluate,
