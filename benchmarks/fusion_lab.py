@@ -36,8 +36,8 @@ import numpy as np
 from engine.arms import ARMS
 from engine.contract import bind, bound_prefix
 from engine.embedder import default_embedder
-from engine.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store
 from engine.indexer import index_store
+from engine.measure.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store
 from engine.query import quote, sanitize
 from engine.scope import ScopeSpec, build_scope
 from engine.search import MAX_EMBED_QUERY_CHARS
@@ -594,7 +594,7 @@ def report(work: Path, out: Path) -> None:
     write it all to ``out`` (benchmarks/results/tuning.json) for quality.py and the docs."""
     from stamp import make_stamp
 
-    from engine.results_schema import (
+    from engine.measure.results_schema import (
         Fold,
         LabResults,
         Lever,
@@ -653,7 +653,7 @@ ABSTAIN_RULE = (
 
 def calibrate(sets: dict[str, list[StoreRuns]]):  # type: ignore[no-untyped-def]
     """Per set and floor: answerable queries silenced, foreign queries caught."""
-    from engine.results_schema import Calibration, FloorPoint, SetCalibration
+    from engine.measure.results_schema import Calibration, FloorPoint, SetCalibration
 
     rows = []
     for name, stores in sets.items():

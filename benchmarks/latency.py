@@ -40,13 +40,13 @@ from synthetic import (
 from timing import busy_warning, load_average, log, stats
 
 from engine.arms import ARMS as REGISTRY
-from engine.results_schema import LatencyResults, write_results
+from engine.measure.results_schema import LatencyResults, write_results
+from engine.measure.typed_json import ShapeError, dump, load
 from engine.scope import ScopeSpec, build_scope
 from engine.search import Searcher, search
 from engine.sqlite.db import open_index
 from engine.sqlite.search import attach_state
 from engine.store import Store
-from engine.typed_json import ShapeError, dump, load
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "latency.json"
@@ -639,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     specs = [(n, 384) for n in parse_sizes(args.sizes)]
     specs += [(n, 1024) for n in parse_sizes(args.wide)]
     # Built as plain data (the phases run in child processes), then checked against
-    # engine.results_schema.LatencyResults before anything is written.
+    # engine.measure.results_schema.LatencyResults before anything is written.
     report: dict = {
         "stamp": dump(make_stamp("latency")),
         "load_average_at_start": busy,

@@ -10,7 +10,7 @@ each answer), the same searches through ``MemoryService`` in this process (no pr
 the transport adds is the difference), the query embedding alone (the rest of a search is the
 statement and its snippets), ``memory_remember`` (write, index and embed one new memory), and
 ``memsift search`` as a fresh process per query. ``--large`` adds a 50,000-file
-store. The file is ``engine.results_schema.McpResults``, checked as it is written; the docs
+store. The file is ``engine.measure.results_schema.McpResults``, checked as it is written; the docs
 site shows it on its Measured page. See benchmarks/README.md.
 
 The stores are Markdown files from ``synthetic.write_markdown``, indexed by the real indexer
@@ -45,7 +45,7 @@ from timing import busy_warning, load_average, log, stats
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
 from engine.incremental import index_paths
 from engine.indexer import index_store
-from engine.results_schema import (
+from engine.measure.results_schema import (
     MCP,
     AnswerBytes,
     LoadWindow,

@@ -3,7 +3,7 @@
 Runs the same code path as ``memsift eval --ablation`` (corpus written as a store, indexed by
 the real indexer, searched by the real search) on each set under ``../shared/data`` (or the
 folders given) and writes ``benchmarks/results/quality.json`` in the layout of
-``engine.results_schema.QualityResults``, stamped with the ranking it measured so the docs
+``engine.measure.results_schema.QualityResults``, stamped with the ranking it measured so the docs
 build can tell when the figures are stale.
 
     python benchmarks/quality.py                       # every set beside the checkout
@@ -15,9 +15,9 @@ build can tell when the figures are stale.
 With ``--database-url`` the sets are indexed into that PostgreSQL database (one schema per set,
 as ``memsift eval --database-url`` does) and scored with the default fusion and with each arm
 that finds candidates alone (the priors only reorder what those find); the run writes
-``benchmarks/results/quality_pg.json`` (``engine.results_schema.PgQualityResults``), which the
-Measured page sets beside the SQLite figures. Without it the run is on SQLite even when
-``MEMSIFT_DATABASE_URL`` is set, so quality.json never holds another backend's figures.
+``benchmarks/results/quality_pg.json`` (``engine.measure.results_schema.PgQualityResults``),
+which the Measured page sets beside the SQLite figures. Without it the run is on SQLite even
+when ``MEMSIFT_DATABASE_URL`` is set, so quality.json never holds another backend's figures.
 
 The ablation covers every arm of the registry (each alone, and the fusion without it), so a
 new arm is measured with no change here. When ``benchmarks/results/tuning.json`` exists (the
@@ -40,9 +40,8 @@ from stamp import make_stamp
 from engine.arm_rules import reads_query
 from engine.arms import ARMS
 from engine.config import database_url
-from engine.evaluate import evaluate, find_sets
-from engine.pg.target import URL_VARIABLE
-from engine.results_schema import (
+from engine.measure.evaluate import evaluate, find_sets
+from engine.measure.results_schema import (
     LAB,
     QUALITY_PG,
     ArmAblation,
@@ -56,7 +55,8 @@ from engine.results_schema import (
     read_results,
     write_results,
 )
-from engine.typed_json import load
+from engine.measure.typed_json import load
+from engine.pg.target import URL_VARIABLE
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"

@@ -61,9 +61,8 @@ from timing import busy_warning, load_average, log, stats
 
 from engine.chunking import chunk_text
 from engine.config import DEFAULT_WORK_MEM, Config
-from engine.fingerprint import Ranking
-from engine.pipeline import embed_text, text_hash
-from engine.results_schema import (
+from engine.measure.fingerprint import Ranking
+from engine.measure.results_schema import (
     SCALE,
     ResultsError,
     ScaleResults,
@@ -72,12 +71,13 @@ from engine.results_schema import (
     read_results,
     write_results,
 )
+from engine.measure.typed_json import load
+from engine.pipeline import embed_text, text_hash
 from engine.search import run_search
 from engine.sqlite.db import open_index, open_index_reader, write_meta
 from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.search import SqliteSearch
 from engine.store import Store
-from engine.typed_json import load
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "benchmarks" / "results" / SCALE.name

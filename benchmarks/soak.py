@@ -20,7 +20,7 @@ answer is kept, then checked against the store:
   score using every one of them (see :func:`outcome_chain`);
 * every remembered memory is on disk exactly once, and (once the watchers settle) indexed once.
 
-The figures go to ``benchmarks/results/soak.json`` (``engine.results_schema.SoakResults``).
+The figures go to ``benchmarks/results/soak.json`` (``engine.measure.results_schema.SoakResults``).
 Nothing is timed against a target; the answer times' tail says how near a call came to the
 busy timeout. See benchmarks/README.md.
 """
@@ -48,7 +48,7 @@ from stamp import make_stamp
 from timing import load_average, log, stats
 
 from engine.indexer import index_store
-from engine.results_schema import (
+from engine.measure.results_schema import (
     LoadWindow,
     SoakCheck,
     SoakResults,

@@ -1,10 +1,10 @@
 """The stamp every results file starts with: which benchmark, when, where, and which ranking.
 
-:func:`make_stamp` fills ``engine.results_schema.Stamp``, the same fields in every file. Its
-``ranking`` is ``engine.fingerprint.ranking`` of the imported registry: what a ranking depends
-on (arms' names, weights, needs and SQL, the fusion constant, the embedder), not the registry's
-prose. The docs build computes the same value from the registry file it reads and calls the
-figures stale when the two differ.
+:func:`make_stamp` fills ``engine.measure.results_schema.Stamp``, the same fields in every
+file. Its ``ranking`` is ``engine.measure.fingerprint.ranking`` of the imported registry: what a
+ranking depends on (arms' names, weights, needs and SQL, the fusion constant, the embedder), not
+the registry's prose. The docs build computes the same value from the registry file it reads
+and calls the figures stale when the two differ.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from engine.arms import ARMS
-from engine.fingerprint import ranking
-from engine.results_schema import FORMAT, Git, Machine, Stamp
+from engine.measure.fingerprint import ranking
+from engine.measure.results_schema import FORMAT, Git, Machine, Stamp
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,6 @@
 """The benchmark results behind the Measured page and the arms page's "What each arm buys".
 
-The files are defined once, in :mod:`engine.results_schema`; this module reads the results
+The files are defined once, in :mod:`engine.measure.results_schema`; this module reads the results
 folder with it, tells which files were measured with another ranking than the registry
 describes now (stale), and lays out what the templates need beyond the typed results
 themselves: the arm order, the calibration pivoted by floor, the provenance lines. The
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from arms_doc.render import when
 from engine.config import DEFAULT_EF_SEARCH
-from engine.fingerprint import Ranking
-from engine.results_schema import (
+from engine.measure.fingerprint import Ranking
+from engine.measure.results_schema import (
     LATENCY,
     MCP,
     METRICS,
@@ -101,7 +101,8 @@ def load_results(folder: Path, *, display: str, current: Ranking | None) -> Resu
     """Read the folder's results files; a missing one is recorded as missing, not an error.
 
     A file whose ranking differs from ``current`` is stale (no check when ``current`` is
-    None). Raises :class:`engine.results_schema.ResultsError` for a file that cannot be read.
+    None). Raises :class:`engine.measure.results_schema.ResultsError` for a file that cannot be
+    read.
     """
     display = display.rstrip("/")
     files = []

@@ -153,8 +153,8 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         """The results folder's files; stale ones and a tuning record the registry does not
         hold logged as warnings, missing ones as info."""
         from engine.assemble import RRF_K
-        from engine.fingerprint import ranking
-        from engine.results_schema import QUALITY, ResultsError
+        from engine.measure.fingerprint import ranking
+        from engine.measure.results_schema import QUALITY, ResultsError
 
         assert self.results_path is not None
         display = self.display_path(config)

@@ -569,7 +569,7 @@ def eval_command(
     """
     if find_spec("ir_measures") is None:  # before indexing anything for nothing
         fail("memsift eval needs the eval extra: pip install 'memsift[eval]'")
-    from engine.evaluate import METRIC_NAMES, DatasetError, evaluate
+    from engine.measure.evaluate import METRIC_NAMES, DatasetError, evaluate
 
     select_eval_database(database_url)
 

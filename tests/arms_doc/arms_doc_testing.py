@@ -17,14 +17,14 @@ from mkdocs.config import load_config
 from mkdocs.config.defaults import MkDocsConfig
 
 from arms_doc.reader import read_registry
-from engine.fingerprint import Ranking, ranking
-from engine.typed_json import dump
+from engine.measure.fingerprint import Ranking, ranking
+from engine.measure.typed_json import dump
 
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_REGISTRY = REPO / "src" / "engine" / "arms.py"
 FIXTURES = Path(__file__).parent / "fixtures"
 SNAPSHOT_REGISTRY = FIXTURES / "registry_snapshot.py"
-#: Hand-made results files in the layout of engine.results_schema (quality.json with a lab
+#: Hand-made results files in the layout of engine.measure.results_schema (quality.json with a lab
 #: record: tuning, levers, calibration; mcp.json with its stores out of size order).
 QUALITY_FIXTURE = FIXTURES / "quality.json"
 LATENCY_FIXTURE = FIXTURES / "latency.json"

@@ -16,7 +16,7 @@ from arms_doc_testing import (
 )
 
 from arms_doc.measured import load_results, stale_message, tuning_drift
-from engine.results_schema import ResultsError
+from engine.measure.results_schema import ResultsError
 
 CURRENT = ranking_of(SNAPSHOT_REGISTRY)
 #: The snapshot's ranking with the recency arm weighted differently.

@@ -19,7 +19,7 @@ from arms_doc.statements import assemble_statements
 from engine.arms import ARMS, Arm
 from engine.assemble import assemble
 from engine.contract import Available
-from engine.fingerprint import ranking
+from engine.measure.fingerprint import ranking
 from engine.scope import ScopeSpec, build_scope
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_latency import targets
 
-from engine.results_schema import AnswerBytes, Target, Timing
+from engine.measure.results_schema import AnswerBytes, Target, Timing
 
 
 def timing(p50_ms: float) -> Timing:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from scale import still_valid
 
 from engine.arms import ARMS
-from engine.fingerprint import ranking
+from engine.measure.fingerprint import ranking
 
 NOW = ranking(ARMS)
 
@@ -66,7 +66,7 @@ def test_postgresql_figures_searched_with_another_work_mem_are_not_kept(tmp_path
     from scale import save
     from stamp import make_stamp
 
-    from engine.results_schema import SCALE, read_results
+    from engine.measure.results_schema import SCALE, read_results
 
     out = tmp_path / "scale.json"
     shutil.copy(Path(__file__).parents[2] / "benchmarks" / "results" / "scale.json", out)

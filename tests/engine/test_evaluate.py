@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HashEmbedder
-from engine.evaluate import (
+from engine.measure.evaluate import (
     DatasetError,
     KeepError,
     evaluate,

@@ -9,7 +9,7 @@ import pytest
 from engine.arms import ARMS
 from engine.assemble import RRF_K
 from engine.embedder import DEFAULT_MODEL, MINILM_DIM
-from engine.fingerprint import ranking
+from engine.measure.fingerprint import ranking
 
 
 @dataclass(frozen=True)

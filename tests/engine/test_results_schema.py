@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from engine.arms import ARMS
-from engine.evaluate import METRIC_NAMES
-from engine.fingerprint import ranking
-from engine.results_schema import (
+from engine.measure.evaluate import METRIC_NAMES
+from engine.measure.fingerprint import ranking
+from engine.measure.results_schema import (
     FORMAT,
     LAB,
     LATENCY,
@@ -46,7 +46,7 @@ from engine.results_schema import (
     read_results,
     write_results,
 )
-from engine.typed_json import dump
+from engine.measure.typed_json import dump
 
 
 def metrics(ndcg: float, queries: int = 10) -> Metrics:

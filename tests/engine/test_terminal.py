@@ -153,7 +153,7 @@ def test_errors_escape_the_names_they_quote(hostile):
 
 
 def test_eval_escapes_set_names_categories_and_skip_reasons(tmp_path, monkeypatch):
-    import engine.evaluate
+    import engine.measure.evaluate
 
     figures = {"queries": 1, "ndcg@10": 1.0, "mrr@10": 1.0, "recall@5": 1.0, "recall@10": 1.0}
     report = {
@@ -163,7 +163,7 @@ def test_eval_escapes_set_names_categories_and_skip_reasons(tmp_path, monkeypatc
         "by_category": {f"cat{COLOUR}": figures},
         "skipped": {f"set{TITLE_ATTACK}": [{"id": "d\n1", "reason": f"bad {COLOUR}"}]},
     }
-    monkeypatch.setattr(engine.evaluate, "evaluate", lambda *a, **k: report)
+    monkeypatch.setattr(engine.measure.evaluate, "evaluate", lambda *a, **k: report)
     result = CliRunner().invoke(cli, ["eval", str(tmp_path)], catch_exceptions=False)
     assert result.exit_code == 0
     assert_clean(result.stdout + result.stderr)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from engine.typed_json import ShapeError, dump, dumps, json_key, load
+from engine.measure.typed_json import ShapeError, dump, dumps, json_key, load
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from engine.arms import ARMS
 from engine.assemble import AssemblyError, resolve_weights
 from engine.embedder import Embedder
 from engine.indexer import index_store
+from engine.measure.results_schema import METRICS
 from engine.pipeline import Progress
-from engine.results_schema import METRICS
 from engine.search import search
 from engine.store import open_store, walk
 

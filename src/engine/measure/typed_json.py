@@ -1,6 +1,6 @@
 """JSON to frozen dataclasses and back, checked against the dataclasses' own type hints.
 
-The benchmark results are defined once, as dataclasses (:mod:`engine.results_schema`); the
+The benchmark results are defined once, as dataclasses (:mod:`engine.measure.results_schema`); the
 writers serialise them with :func:`dump` and the docs build reads them back with :func:`load`.
 There is no second description of the files to keep in step: the type hints are the schema.
 

@@ -9,13 +9,13 @@ floor was calibrated), which ``quality.py`` merges into ``quality.json``;
 ``benchmarks/scale.py`` writes :class:`ScaleResults` to ``scale.json`` (large synthetic
 stores on both backends, and the HNSW index's recall). The docs plugin's
 Measured page reads them back with :func:`read_results`. The dataclasses are the whole schema:
-:mod:`engine.typed_json` turns them into JSON and back, checking every value against the type
-hints, so the writer cannot write what the reader refuses (:func:`write_results` reads its
-text back before it writes), and a file that does not fit fails with one line naming the file
-and the field.
+:mod:`engine.measure.typed_json` turns them into JSON and back, checking every value against
+the type hints, so the writer cannot write what the reader refuses (:func:`write_results` reads
+its text back before it writes), and a file that does not fit fails with one line naming the
+file and the field.
 
 Every file starts with the same :class:`Stamp`: which benchmark, when, from which commit, on
-which machine, and the :class:`~engine.fingerprint.Ranking` it measured. The docs build
+which machine, and the :class:`~engine.measure.fingerprint.Ranking` it measured. The docs build
 compares that ranking with the one the registry describes now; figures measured with another
 ranking are stale.
 """
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from engine.fingerprint import Ranking
-from engine.typed_json import ShapeError, dumps, json_key, key_of, load
+from engine.measure.fingerprint import Ranking
+from engine.measure.typed_json import ShapeError, dumps, json_key, key_of, load
 
 #: The layout of every results file; a file of another layout is refused with the fix.
 FORMAT = 2
@@ -77,7 +77,7 @@ class Stamp:
     format: int
     #: ISO 8601, UTC.
     made_at: str
-    #: What the measured ranking depended on (:func:`engine.fingerprint.ranking`).
+    #: What the measured ranking depended on (:func:`engine.measure.fingerprint.ranking`).
     ranking: Ranking
     git: Git = field(default_factory=Git)
     machine: Machine = field(default_factory=Machine)
