@@ -34,17 +34,17 @@ from pathlib import Path
 import numpy as np
 
 from engine.arms import ARMS
-from engine.contract import bind, bound_prefix
-from engine.embedder import default_embedder
-from engine.indexer import index_store
+from engine.files.store import open_store
+from engine.indexing.embedder import default_embedder
+from engine.indexing.indexer import index_store
 from engine.measure.evaluate import KEEP_MARKER, find_sets, load_set, mark_keep_folder, write_store
-from engine.query import quote, sanitize
-from engine.scope import ScopeSpec, build_scope
+from engine.ranking.contract import bind, bound_prefix
+from engine.ranking.query import quote, sanitize
+from engine.ranking.scope import ScopeSpec, build_scope
+from engine.ranking.when import query_window
 from engine.search import MAX_EMBED_QUERY_CHARS
 from engine.sqlite.db import open_index
 from engine.sqlite.search import choose_fts_form
-from engine.store import open_store
-from engine.when import query_window
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"

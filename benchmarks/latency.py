@@ -40,13 +40,13 @@ from synthetic import (
 from timing import busy_warning, load_average, log, stats
 
 from engine.arms import ARMS as REGISTRY
+from engine.files.store import Store
 from engine.measure.results_schema import LatencyResults, write_results
 from engine.measure.typed_json import ShapeError, dump, load
-from engine.scope import ScopeSpec, build_scope
+from engine.ranking.scope import ScopeSpec, build_scope
 from engine.search import Searcher, search
 from engine.sqlite.db import open_index
 from engine.sqlite.search import attach_state
-from engine.store import Store
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "latency.json"
@@ -143,12 +143,14 @@ def run_phase(
 def store_dir(cache: Path, files: int, dim: int) -> Path:
     """The cached store's folder: a new one whenever the generator or the engine code that
     shapes the index (schema, chunking, the indexer's keys and coverage) changes."""
-    import engine.chunking
-    import engine.pipeline
+    import engine.files.chunking
+    import engine.indexing.pipeline
     import engine.sqlite.db
     import engine.sqlite.indexer
 
-    modules = (engine.sqlite.db, engine.chunking, engine.pipeline, engine.sqlite.indexer)
+    modules = (
+        engine.sqlite.db, engine.files.chunking, engine.indexing.pipeline, engine.sqlite.indexer
+    )
     code = [Path(str(module.__file__)) for module in modules]
     key = "-".join(
         [f"g{GENERATOR_VERSION}", f"n{files}", f"d{dim}", f"s{SEED}"]
@@ -327,7 +329,7 @@ def phase_floor(root: str, dim: int, count: int, warmup: int) -> dict:
 
 def phase_index_lexical(workdir: str, files: int) -> dict:
     """Lexical-only files/s through the real indexer over synthetic Markdown files."""
-    from engine.indexer import index_store
+    from engine.indexing.indexer import index_store
 
     root = Path(workdir) / f"lexical-{files}"
     shutil.rmtree(root, ignore_errors=True)
@@ -356,11 +358,11 @@ def phase_index_lexical(workdir: str, files: int) -> dict:
 
 def phase_index_embed(workdir: str, files: int, trace: bool) -> dict:
     """The real indexer with the real embedder against the raw embedder on the same texts."""
-    from engine.chunking import chunk_text
-    from engine.embedder import default_embedder
-    from engine.indexer import index_store
-    from engine.memory import parse_memory
-    from engine.pipeline import embed_text, text_hash
+    from engine.files.chunking import chunk_text
+    from engine.files.memory import parse_memory
+    from engine.indexing.embedder import default_embedder
+    from engine.indexing.indexer import index_store
+    from engine.indexing.pipeline import embed_text, text_hash
 
     root = Path(workdir) / f"embed-{files}"
     shutil.rmtree(root, ignore_errors=True)

@@ -42,9 +42,11 @@ from stamp import file_hash, make_stamp
 from synthetic import GENERATOR_VERSION, queries, unit_rows, write_markdown
 from timing import busy_warning, load_average, log, stats
 
-from engine.embedder import DEFAULT_MODEL, MINILM_DIM
-from engine.incremental import index_paths
-from engine.indexer import index_store
+from engine.agents.service import MemoryService, SearchArgs
+from engine.files.store import open_store
+from engine.indexing.embedder import DEFAULT_MODEL, MINILM_DIM
+from engine.indexing.incremental import index_paths
+from engine.indexing.indexer import index_store
 from engine.measure.results_schema import (
     MCP,
     AnswerBytes,
@@ -58,11 +60,9 @@ from engine.measure.results_schema import (
     Timing,
     write_results,
 )
-from engine.scope import ScopeSpec, build_scope
-from engine.service import MemoryService, SearchArgs
+from engine.ranking.scope import ScopeSpec, build_scope
 from engine.sqlite.db import ensure_vector_table, open_index
 from engine.sqlite.indexdb import record_coverage
-from engine.store import open_store
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -80,14 +80,18 @@ ANSWER_MAX_BYTES = 8000
 def store_dir(cache: Path, files: int) -> Path:
     """A cached store, rebuilt whenever the generator or the code that shapes the index
     changes."""
-    import engine.chunking
-    import engine.memory
-    import engine.pipeline
+    import engine.files.chunking
+    import engine.files.memory
+    import engine.indexing.pipeline
     import engine.sqlite.db
     import engine.sqlite.indexer
 
     shaping = (
-        engine.sqlite.db, engine.chunking, engine.pipeline, engine.sqlite.indexer, engine.memory
+        engine.sqlite.db,
+        engine.files.chunking,
+        engine.indexing.pipeline,
+        engine.sqlite.indexer,
+        engine.files.memory,
     )
     code = [Path(str(m.__file__)) for m in shaping]
     key = "-".join(
@@ -250,7 +254,7 @@ def in_process(root: Path, texts: list[str], warmup: int) -> Timing:
 
 def embedding_alone(texts: list[str], warmup: int) -> Timing:
     """The query embedding on its own (the real model), to split a search's time."""
-    from engine.embedder import default_embedder
+    from engine.indexing.embedder import default_embedder
 
     embedder = default_embedder()
     for text in texts[1 : 1 + warmup]:

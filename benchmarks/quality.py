@@ -37,9 +37,8 @@ from pathlib import Path
 
 from stamp import make_stamp
 
-from engine.arm_rules import reads_query
 from engine.arms import ARMS
-from engine.config import database_url
+from engine.files.config import database_url
 from engine.measure.evaluate import evaluate, find_sets
 from engine.measure.results_schema import (
     LAB,
@@ -57,6 +56,7 @@ from engine.measure.results_schema import (
 )
 from engine.measure.typed_json import load
 from engine.pg.target import URL_VARIABLE
+from engine.ranking.arm_rules import reads_query
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"

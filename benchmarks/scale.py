@@ -59,8 +59,10 @@ from synthetic import (
 from synthetic import Query as SyntheticQuery
 from timing import busy_warning, load_average, log, stats
 
-from engine.chunking import chunk_text
-from engine.config import DEFAULT_WORK_MEM, Config
+from engine.files.chunking import chunk_text
+from engine.files.config import DEFAULT_WORK_MEM, Config
+from engine.files.store import Store
+from engine.indexing.pipeline import embed_text, text_hash
 from engine.measure.fingerprint import Ranking
 from engine.measure.results_schema import (
     SCALE,
@@ -72,12 +74,10 @@ from engine.measure.results_schema import (
     write_results,
 )
 from engine.measure.typed_json import load
-from engine.pipeline import embed_text, text_hash
 from engine.search import run_search
 from engine.sqlite.db import open_index, open_index_reader, write_meta
 from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.search import SqliteSearch
-from engine.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "benchmarks" / "results" / SCALE.name

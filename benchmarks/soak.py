@@ -47,7 +47,8 @@ from mcp.client.stdio import StdioServerParameters
 from stamp import make_stamp
 from timing import load_average, log, stats
 
-from engine.indexer import index_store
+from engine.files.store import open_store
+from engine.indexing.indexer import index_store
 from engine.measure.results_schema import (
     LoadWindow,
     SoakCheck,
@@ -58,7 +59,6 @@ from engine.measure.results_schema import (
     write_results,
 )
 from engine.state import OUTCOME_ALPHA
-from engine.store import open_store
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src"

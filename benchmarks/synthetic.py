@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.chunking import chunk_text
-from engine.pipeline import embed_text, text_hash
+from engine.files.chunking import chunk_text
+from engine.indexing.pipeline import embed_text, text_hash
 from engine.sqlite.db import open_index, open_state, write_meta
 from engine.sqlite.indexdb import record_coverage
 

@@ -1,7 +1,7 @@
 """MkDocs hooks for memsift's own site.
 
 ``<!-- memsift:mcp-tools -->`` in a page becomes the MCP tool reference, rendered from the
-tool definitions the server itself lists (see :mod:`engine.tool_docs`), so the page cannot
+tool definitions the server itself lists (see :mod:`engine.agents.tool_docs`), so the page cannot
 drift from the code. A page that names the marker but cannot render it fails the build.
 """
 
@@ -18,8 +18,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     if MARKER not in markdown:
         return markdown
     try:
-        from engine.mcp_server import tool_definitions
-        from engine.tool_docs import render_tools
+        from engine.agents.mcp_server import tool_definitions
+        from engine.agents.tool_docs import render_tools
     except ImportError as exc:
         raise PluginError(
             f"{page.file.src_path}: cannot render the MCP tool list ({exc}); install memsift "

@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.indexer import index_store
+from engine.files.store import Store, open_store
+from engine.indexing.indexer import index_store
 from engine.pg.target import URL_VARIABLE
-from engine.store import Store, open_store
 
 BACKENDS = ("sqlite", "postgresql")
 CONFIG = ".memsift/config.toml"

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from backends import backend, backend_store, contract_database, indexed  # noqa: F401  (both backends)
+from engine.files.store import Store, open_store
 from engine.redact import forget_passwords
-from engine.store import Store, open_store
 from pg_server import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL per run)
 
 #: The benchmarks are scripts that import each other by bare name (``from stamp import ...``),
@@ -89,9 +89,9 @@ def index_locked(monkeypatch: pytest.MonkeyPatch) -> None:
     index's write lock (SQLite's "database is locked", after the busy timeout)."""
     import apsw
 
-    import engine.write
+    import engine.agents.write
 
     def locked(*_args: object, **_kwargs: object) -> None:
         raise apsw.BusyError("database is locked")
 
-    monkeypatch.setattr(engine.write, "index_paths", locked)
+    monkeypatch.setattr(engine.agents.write, "index_paths", locked)

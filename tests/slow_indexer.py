@@ -14,9 +14,9 @@ SCRIPT = textwrap.dedent(
     """
     import hashlib, sys, time
     import numpy as np
-    from engine import indexer
+    from engine.indexing import indexer
     from engine.sqlite import indexer as sqlite_indexer
-    from engine.store import open_store
+    from engine.files.store import open_store
 
     class SlowEmbedder:
         name, dim = "test-slow", 8

@@ -1,5 +1,5 @@
 """The hand-written pages quote the statement's placeholder numbers; they must be the numbers
-``engine.contract`` binds (a new input once moved the scope's values from ?5 to ?7 and three
+``engine.ranking.contract`` binds (a new input once moved the scope's values from ?5 to ?7 and three
 pages went on saying ?5)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.contract import FIRST_SCOPE_PARAM, PARAMS
+from engine.ranking.contract import FIRST_SCOPE_PARAM, PARAMS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

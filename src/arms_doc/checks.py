@@ -1,6 +1,6 @@
 """Quality checks on a registry that reads fine but would make a poor page or a leaky arm.
 
-The rules are the engine's (:func:`engine.arm_rules.arm_problems`), the same the assembler
+The rules are the engine's (:func:`engine.ranking.arm_rules.arm_problems`), the same the assembler
 applies, so the page and the search cannot disagree about an entry. Here each problem is placed
 on the line of the field it concerns, and reported as a warning: the page can still be built,
 but the plugin logs it through MkDocs' plugin logger, so ``mkdocs build --strict`` fails.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arms_doc.reader import ArmEntry, Registry
-from engine.arm_rules import arm_problems
+from engine.ranking.arm_rules import arm_problems
 
 
 @dataclass(frozen=True)

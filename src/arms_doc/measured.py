@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arms_doc.render import when
-from engine.config import DEFAULT_EF_SEARCH
+from engine.files.config import DEFAULT_EF_SEARCH
 from engine.measure.fingerprint import Ranking
 from engine.measure.results_schema import (
     LATENCY,

@@ -18,8 +18,8 @@ from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import ArmEntry, Registry, read_registry
 from arms_doc.render import render_page
 from arms_doc.statements import InDialect, Statement, Statements, assemble_statements
-from engine.arm_rules import dialect_sql
-from engine.contract import DIALECTS, FIRST_SCOPE_PARAM, INPUTS, PARAMS, Dialect
+from engine.ranking.arm_rules import dialect_sql
+from engine.ranking.contract import DIALECTS, FIRST_SCOPE_PARAM, INPUTS, PARAMS, Dialect
 
 
 @dataclass(frozen=True)

@@ -152,9 +152,9 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
     def read_results(self, config: MkDocsConfig, registry: Registry) -> Results:
         """The results folder's files; stale ones and a tuning record the registry does not
         hold logged as warnings, missing ones as info."""
-        from engine.assemble import RRF_K
         from engine.measure.fingerprint import ranking
         from engine.measure.results_schema import QUALITY, ResultsError
+        from engine.ranking.assemble import RRF_K
 
         assert self.results_path is not None
         display = self.display_path(config)

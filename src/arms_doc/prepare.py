@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from arms_doc.reader import ArmEntry, Registry, RegistryError
 from arms_doc.statements import engine_arms
-from engine.contract import FIRST_SCOPE_PARAM, PARAMS, described
+from engine.ranking.contract import FIRST_SCOPE_PARAM, PARAMS, described
 
 if TYPE_CHECKING:
     from engine.arms import Arm
@@ -63,9 +63,9 @@ class Problem:
 def check_statements(registry: Registry) -> None:
     """Prepare every statement the registry's arms can make; RegistryError on the first one
     SQLite or the engine's binding would refuse, at the line of the arm that breaks it."""
-    from engine.assemble import AssemblyError, assemble
-    from engine.contract import Available
-    from engine.scope import ScopeSpec, build_scope
+    from engine.ranking.assemble import AssemblyError, assemble
+    from engine.ranking.contract import Available
+    from engine.ranking.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
     entries = {entry.name: entry for entry in registry.arms}
@@ -107,7 +107,7 @@ def check_statements(registry: Registry) -> None:
 def rule_errors(registry: Registry) -> None:
     """The engine's registry rules (the assembler's own), each error at its field's line: for
     a placeholder an arm may not use, the line where the SQL uses it."""
-    from engine.arm_rules import registry_problems
+    from engine.ranking.arm_rules import registry_problems
 
     entries = {entry.name: entry for entry in registry.arms}
     for problem in registry_problems(registry.arms):

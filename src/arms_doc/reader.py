@@ -19,8 +19,14 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from engine.arm_rules import LABEL_RULE, WEIGHT_RULE, label_problem, name_problem, weight_problem
-from engine.contract import INPUT_NAMES
+from engine.ranking.arm_rules import (
+    LABEL_RULE,
+    WEIGHT_RULE,
+    label_problem,
+    name_problem,
+    weight_problem,
+)
+from engine.ranking.contract import INPUT_NAMES
 
 #: The fields of an arm, in the order the registry writes them (``engine.arms.Arm``).
 FIELDS = ("name", "label", "weight", "needs", "prose", "sql", "pg_sql")
@@ -55,7 +61,7 @@ class ArmEntry:
     weight: float
     #: The weight's source text, printed as written ("1.0" stays "1.0").
     weight_text: str
-    #: The inputs the arm needs (engine.contract.INPUTS), as written.
+    #: The inputs the arm needs (engine.ranking.contract.INPUTS), as written.
     needs: tuple[str, ...]
     #: The prose string exactly as the registry holds it (what ``engine.arms`` sees at runtime).
     raw_prose: str

@@ -4,7 +4,7 @@ The arms handed to the assembler are made from the values read statically from t
 file, not taken from the imported ``engine.arms`` module. So the page and its SQL always come
 from the same file in the same build, even when the plugin is pointed at a modified copy.
 
-The dialects are the engine's (:data:`engine.contract.DIALECTS`); the first, SQLite, is the
+The dialects are the engine's (:data:`engine.ranking.contract.DIALECTS`); the first, SQLite, is the
 one every store can use, so a registry it cannot assemble stops the build. Another dialect's
 statement that cannot be assembled (an arm without a fragment for it) is not an error: the
 page says why, as the engine would refuse that search on such a store.
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class InDialect:
     """A piece of SQL in one dialect, or why it cannot be written in it."""
 
-    #: The dialect's name and how people call it (engine.contract.Dialect).
+    #: The dialect's name and how people call it (engine.ranking.contract.Dialect).
     dialect: str
     label: str
     sql: str
@@ -77,9 +77,9 @@ def assemble_statements(registry: Registry) -> Statements:
     Both use the default scope (no archived memories, no tasks), as a search without scope
     options does.
     """
-    from engine.assemble import RRF_K, AssemblyError, assemble
-    from engine.contract import DIALECTS, Available
-    from engine.scope import ScopeSpec, build_scope
+    from engine.ranking.assemble import RRF_K, AssemblyError, assemble
+    from engine.ranking.contract import DIALECTS, Available
+    from engine.ranking.scope import ScopeSpec, build_scope
 
     arms = engine_arms(registry)
     scopes = tuple(

@@ -1,11 +1,11 @@
 """memsift's search engine: index a folder of memory files into SQLite and search it with one
 fused statement. The public API is re-exported here."""
 
-from engine.indexer import index_store
-from engine.pipeline import IndexReport
-from engine.scope import ScopeSpec
+from engine.files.store import Store, open_store
+from engine.indexing.indexer import index_store
+from engine.indexing.pipeline import IndexReport
+from engine.ranking.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult, search
-from engine.store import Store, open_store
 
 __all__ = [
     "Hit",

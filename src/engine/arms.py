@@ -4,7 +4,7 @@ Each arm is one way of ranking the memories in scope: by the words they share wi
 by meaning, by when they happened, by how much they have been used. A search runs every arm
 whose inputs are present and fuses their rankings by weighted reciprocal rank fusion: a memory
 at rank ``r`` in an arm earns ``weight / (k + r)`` from it (``k`` is ``RRF_K`` in
-:mod:`engine.assemble`), and the sums decide the order.
+:mod:`engine.ranking.assemble`), and the sums decide the order.
 
 Arms are records in a table rather than branches in code for three reasons. The SQL assembler
 folds over this table, so adding a fifth arm is one new entry and no other file changes. The
@@ -25,14 +25,14 @@ and its near-twin second, the vector arm the reverse) produce exactly such a tie
 exact word is the harder evidence, so fts leads the table.
 
 Rules for an entry: literal values only (the docs plugin reads them without running this
-module); ``needs`` names inputs of :data:`engine.contract.INPUTS`; ``sql`` is a SELECT yielding
-``(path, rank)`` with rank 1 the best, filtered by the shared ``{scope}`` over the alias ``f``
-(the ``files`` table); an arm that finds candidates cuts them at ``?2``, a prior ranks all of
+module); ``needs`` names inputs of :data:`engine.ranking.contract.INPUTS`; ``sql`` is a SELECT
+yielding ``(path, rank)`` with rank 1 the best, filtered by the shared ``{scope}`` over the alias
+``f`` (the ``files`` table); an arm that finds candidates cuts them at ``?2``, a prior ranks all of
 them (there are at most a few times ``?2``). Besides ``?2`` it may use only the placeholders
-of the inputs it needs (:data:`engine.contract.PARAMS`). ``pg_sql`` is the same ranking in
+of the inputs it needs (:data:`engine.ranking.contract.PARAMS`). ``pg_sql`` is the same ranking in
 PostgreSQL for team stores, under the same rules (there the state plane is the table
-``state_access`` of the store's schema). :func:`engine.arm_rules.validate` checks all of this,
-for the assembler and for the docs build alike.
+``state_access`` of the store's schema). :func:`engine.ranking.arm_rules.validate` checks all of
+this, for the assembler and for the docs build alike.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Arm:
     #: search's account on stderr names a ranking that could not run by this.
     label: str
     weight: float
-    #: Inputs (engine.contract.INPUTS) without which the arm drops out of a search.
+    #: Inputs (engine.ranking.contract.INPUTS) without which the arm drops out of a search.
     needs: tuple[str, ...]
     prose: str
     sql: str

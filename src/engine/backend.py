@@ -24,12 +24,12 @@ from engine.pg.target import DatabaseTarget, database_target
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from engine.embedder import Embedder
-    from engine.pipeline import IndexReport, Preparsed, Progress
-    from engine.query import QueryTerms
-    from engine.scope import Scope
+    from engine.files.store import Store
+    from engine.indexing.embedder import Embedder
+    from engine.indexing.pipeline import IndexReport, Preparsed, Progress
+    from engine.ranking.query import QueryTerms
+    from engine.ranking.scope import Scope
     from engine.state_rules import Access
-    from engine.store import Store
 
 
 class SearchSession(Protocol):
@@ -37,7 +37,7 @@ class SearchSession(Protocol):
     else (the inputs, the assembly, the fusion, abstention, the account of what happened) is
     the same on both backends (:func:`engine.search.run_search`)."""
 
-    #: The SQL dialect the arms' fragments are taken in (engine.contract.DIALECTS).
+    #: The SQL dialect the arms' fragments are taken in (engine.ranking.contract.DIALECTS).
     dialect: str
     #: Whether the last search failed only because a connection kept from an earlier search
     #: was dropped by the server: a search only reads, so it is run once more.
@@ -79,7 +79,7 @@ class Backend(Protocol):
         progress: Progress | None,
         report: IndexReport,
     ) -> IndexReport:
-        """A full run: walk, scan, write, embed, tidy (see :mod:`engine.indexer`)."""
+        """A full run: walk, scan, write, embed, tidy (see :mod:`engine.indexing.indexer`)."""
 
     def index_keys(
         self,

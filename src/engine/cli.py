@@ -20,17 +20,17 @@ import click
 
 from engine import state as state_plane
 from engine.arms import ARMS
-from engine.embedder import EmbedderError
 from engine.errors import DatabaseError
-from engine.indexer import index_store
-from engine.progress import periodic_progress
+from engine.files.store import Store, StoreError, open_store
+from engine.indexing.embedder import EmbedderError
+from engine.indexing.indexer import index_store
+from engine.indexing.progress import periodic_progress
+from engine.ranking.scope import ScopeError, ScopeSpec
 from engine.redact import hide_passwords_of, redact, redacted_traceback
-from engine.scope import ScopeError, ScopeSpec
 from engine.search import SearchResult, search, shown_param
 from engine.sqlite.db import IndexMissing
 from engine.sqlite.errors import DRIVER_ERRORS
 from engine.status import stale_state_paths, store_status
-from engine.store import Store, StoreError, open_store
 from engine.terminal import printable
 from engine.version import memsift_version
 
@@ -389,7 +389,7 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
     In a read-only store the memory is still printed; a warning says the access could not be
     counted (--json: "counted": false).
     """
-    from engine.service import read_page
+    from engine.agents.service import read_page
 
     store = get_store(ctx)
     with user_errors(ctx.obj["debug"]):
@@ -425,7 +425,7 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
 @click.pass_context
 def reinforce(ctx: click.Context, path: str, outcome: str, as_json: bool) -> None:
     """Fold an outcome into a memory's score (a moving average kept in [-1, 1])."""
-    from engine.service import reinforce_memory
+    from engine.agents.service import reinforce_memory
 
     store = get_store(ctx)
     with user_errors(ctx.obj["debug"]):
@@ -514,7 +514,7 @@ def parse_weights(text: str | None) -> dict[str, float]:
 def select_eval_database(url: str | None) -> None:
     """Point this eval process at ``url``, or at SQLite when none is given: a URL left in the
     environment for a team store must not make eval index corpora into that database."""
-    from engine.config import database_url as url_problem
+    from engine.files.config import database_url as url_problem
     from engine.pg.target import URL_VARIABLE
 
     if url is None:
@@ -658,9 +658,9 @@ def remember(
       echo "Priya wants no retries in tests." | memsift remember --title "Priya on retries" \\
           --kind episodic --event-at 2026-09-17
     """
-    from engine.embedder import make_embedder
-    from engine.write import NotIndexed
-    from engine.write import remember as write_memory
+    from engine.agents.write import NotIndexed
+    from engine.agents.write import remember as write_memory
+    from engine.indexing.embedder import make_embedder
 
     store = get_store(ctx)
     if body is None:
@@ -686,7 +686,7 @@ def remember(
 
 def event_at_option(value: str | None) -> str | None:
     """``--event-at`` checked before the body is read, its error naming the option."""
-    from engine.write import WriteError, check_event_at
+    from engine.agents.write import WriteError, check_event_at
 
     try:
         check_event_at(value, name="--event-at")
@@ -706,8 +706,8 @@ def forget(ctx: click.Context, path: str, undo: bool, as_json: bool) -> None:
     Nothing is deleted: the file keeps every other byte, stays in the index and comes back
     with --include-archived (or for good with --undo); it only leaves default searches.
     """
-    from engine.write import ArchiveResult, NotIndexed
-    from engine.write import forget as archive
+    from engine.agents.write import ArchiveResult, NotIndexed
+    from engine.agents.write import forget as archive
 
     store = get_store(ctx)
     problem = None
@@ -762,7 +762,7 @@ def list_command(
     The same scope options as search; archived memories and tasks are left out unless asked
     for. Reads the index: run `memsift index` (or keep `memsift watch` running) first.
     """
-    from engine.write import list_memories
+    from engine.agents.write import list_memories
 
     store = get_store(ctx)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
@@ -800,7 +800,7 @@ def serve(ctx: click.Context, no_watch: bool) -> None:
     MCP client as the command `memsift --store DIR serve`.
     """
     store = get_store(ctx)
-    from engine.mcp_server import serve as run_server
+    from engine.agents.mcp_server import serve as run_server
 
     with user_errors(ctx.obj["debug"]):
         run_server(store, watch=not no_watch)
@@ -823,7 +823,7 @@ def watch(ctx: click.Context) -> None:
     import signal
     import time
 
-    from engine.freshness import Freshness
+    from engine.indexing.freshness import Freshness
 
     store = get_store(ctx)
     freshness = Freshness(

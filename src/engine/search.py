@@ -1,6 +1,6 @@
 """Run one fused search and describe what happened.
 
-The work is one SQL statement (see :mod:`engine.assemble`); this module decides which inputs
+The work is one SQL statement (see :mod:`engine.ranking.assemble`); this module decides which inputs
 exist (query terms, a trustworthy vector plane, a state plane), picks the FTS form with a
 one-row probe, binds the numbered tuple, and turns rows into typed hits with snippets. Nothing
 is hidden: the result names the arms that fired, the arms dropped and why, the FTS form bound,
@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 
 from engine.arms import ARMS, Arm
-from engine.assemble import RRF_K, assemble, resolve_weights
 from engine.backend import SearchSession, open_backend
-from engine.contract import Available, bind, bound_prefix
-from engine.embedder import Embedder, make_embedder, to_blob
-from engine.query import QueryTerms, sanitize
-from engine.scope import ScopeSpec, build_scope
-from engine.store import Config, Store, open_store
-from engine.when import query_window
+from engine.files.store import Config, Store, open_store
+from engine.indexing.embedder import Embedder, make_embedder, to_blob
+from engine.ranking.assemble import RRF_K, assemble, resolve_weights
+from engine.ranking.contract import Available, bind, bound_prefix
+from engine.ranking.query import QueryTerms, sanitize
+from engine.ranking.scope import ScopeSpec, build_scope
+from engine.ranking.when import query_window
 
 DEFAULT_LIMIT = 10
 #: How many candidates each query arm offers to the fusion; chosen with the weights (40 and

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from engine.backend import open_backend
 from engine.errors import DatabaseError, Problem
+from engine.files.store import Store
 from engine.state_rules import OUTCOME_ALPHA, Access
-from engine.store import Store
 
 __all__ = ["OUTCOME_ALPHA", "Access", "lookup", "prune", "record_access", "record_read",
            "reinforce", "state_paths"]

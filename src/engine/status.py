@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from engine import state as state_plane
 from engine.backend import open_backend
+from engine.files.store import Store
 from engine.status_report import stale_among
-from engine.store import Store
 
 
 def stale_state_paths(store: Store) -> list[str]:

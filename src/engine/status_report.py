@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.store import Store
+from engine.files.store import Store
 
 
 def stale_among(store: Store, known: list[str]) -> list[str]:

@@ -7,7 +7,7 @@ from arms_doc_testing import src
 
 from arms_doc.checks import quality_findings
 from arms_doc.reader import parse_registry
-from engine.arm_rules import MIN_PROSE_WORDS
+from engine.ranking.arm_rules import MIN_PROSE_WORDS
 
 PROSE = " ".join(["word"] * MIN_PROSE_WORDS)
 

@@ -320,7 +320,7 @@ def test_arm_name_with_a_leading_underscore_is_refused_on_its_own_line(read):
 
 
 def test_the_reader_and_the_assembler_share_one_name_rule(read):
-    from engine.arm_rules import NAME_PATTERN
+    from engine.ranking.arm_rules import NAME_PATTERN
 
     for name in ("fts", "title_len", "a1", "_fts", "1fts", "Fts", "title-len", "é"):
         try:

@@ -17,10 +17,10 @@ from arms_doc.checks import quality_findings
 from arms_doc.reader import FIELDS, read_registry
 from arms_doc.statements import assemble_statements
 from engine.arms import ARMS, Arm
-from engine.assemble import assemble
-from engine.contract import Available
 from engine.measure.fingerprint import ranking
-from engine.scope import ScopeSpec, build_scope
+from engine.ranking.assemble import assemble
+from engine.ranking.contract import Available
+from engine.ranking.scope import ScopeSpec, build_scope
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ from pathlib import Path
 import fusion_lab as lab
 import pytest
 
-from engine.indexer import index_store
-from engine.query import sanitize
-from engine.scope import ScopeSpec, build_scope
+from engine.files.store import open_store
+from engine.indexing.indexer import index_store
+from engine.ranking.query import sanitize
+from engine.ranking.scope import ScopeSpec, build_scope
 from engine.search import search
 from engine.sqlite.db import open_index
-from engine.store import open_store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QUERIES = ("staging database port", "flaky tests priya", "who owns the deploy", "deploy rollback")
@@ -78,7 +78,7 @@ def test_the_labs_fusion_orders_hits_as_the_fused_sql_statement_does(examples, q
     """The lab proposes the registry's weights, so its fusion must be the statement's: on a
     lexical search (no state rows, so no salience) its order is the SQL's, hit for hit."""
     from engine.arms import ARMS
-    from engine.assemble import RRF_K
+    from engine.ranking.assemble import RRF_K
 
     store, conn = examples
     weights = {arm.name: arm.weight for arm in ARMS}

@@ -15,10 +15,10 @@ import apsw
 import pytest
 
 from engine.arms import ARMS, Arm
-from engine.assemble import RRF_K, Assembly, AssemblyError, assemble
-from engine.contract import INPUTS, Available, bind, bound_prefix
-from engine.query import sanitize
-from engine.scope import ScopeSpec, build_scope
+from engine.ranking.assemble import RRF_K, Assembly, AssemblyError, assemble
+from engine.ranking.contract import INPUTS, Available, bind, bound_prefix
+from engine.ranking.query import sanitize
+from engine.ranking.scope import ScopeSpec, build_scope
 from engine.sqlite.db import ensure_vector_table, open_index, open_state
 
 INPUT = {i.name: i for i in INPUTS}

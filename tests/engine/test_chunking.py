@@ -8,7 +8,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.chunking import MAX_CHARS, MIN_CHARS, chunk_text, split_sentences
+from engine.files.chunking import MAX_CHARS, MIN_CHARS, chunk_text, split_sentences
 
 
 def long_body(seed: int = 7, sentences: int = 300) -> str:

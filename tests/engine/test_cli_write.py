@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.progress import periodic_progress
+from engine.indexing.progress import periodic_progress
 
 
 def run(*args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from engine.arms import ARMS
 from engine.cli import cli
-from engine.config import SETTINGS, Config, ConfigError, load_config
-from engine.embedder import DEFAULT_MODEL
-from engine.store import open_store
+from engine.files.config import SETTINGS, Config, ConfigError, load_config
+from engine.files.store import open_store
+from engine.indexing.embedder import DEFAULT_MODEL
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -16,11 +16,11 @@ from deep_folders import make_chain, remove_tree
 from mcp_harness import SRC, ServerSession
 from test_freshness import LEXICAL, eventually, indexed
 
-from engine.freshness import Freshness
-from engine.indexer import index_store
-from engine.pipeline import memory_key
+from engine.files.store import MAX_FOLDER_DEPTH, TOO_DEEP, Store, StoreError, open_store
+from engine.indexing.freshness import Freshness
+from engine.indexing.indexer import index_store
+from engine.indexing.pipeline import memory_key
 from engine.status import store_status
-from engine.store import MAX_FOLDER_DEPTH, TOO_DEEP, Store, StoreError, open_store
 
 CLI = [sys.executable, "-c", "from engine.cli import main; main()"]
 #: The key of the first folder of a chain of ``d`` the walk does not enter.
@@ -118,7 +118,7 @@ def test_a_store_folder_that_cannot_be_listed_is_an_error_not_an_empty_store(
     def refuse(folder: Path) -> list[os.DirEntry[str]]:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("engine.store.listed", refuse)
+    monkeypatch.setattr("engine.files.store.listed", refuse)
     with pytest.raises(StoreError, match=r"cannot list the store folder \(Permission denied\)"):
         index_store(store, embed=False)
 

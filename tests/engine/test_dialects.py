@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from engine.arm_rules import registry_problems
 from engine.arms import ARMS
-from engine.assemble import AssemblyError, assemble
-from engine.contract import INPUTS, Available, named, placeholders, pyformat
-from engine.scope import ScopeSpec, build_scope
+from engine.ranking.arm_rules import registry_problems
+from engine.ranking.assemble import AssemblyError, assemble
+from engine.ranking.contract import INPUTS, Available, named, placeholders, pyformat
+from engine.ranking.scope import ScopeSpec, build_scope
 
 INPUT = {i.name: i for i in INPUTS}
 TYPICAL = Available({"query_time": INPUT["query_time"].missing})

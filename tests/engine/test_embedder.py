@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.embedder import MINILM_DIM, EmbedderError, MiniLMEmbedder, default_embedder
+from engine.indexing.embedder import MINILM_DIM, EmbedderError, MiniLMEmbedder, default_embedder
 
 FIXTURE = json.loads(
     (Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text(encoding="utf-8")

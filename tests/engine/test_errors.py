@@ -22,9 +22,9 @@ from click.testing import CliRunner
 
 from engine.cli import cli
 from engine.errors import Database, DatabaseError, Problem, explain
+from engine.files.store import Store, open_store
 from engine.sqlite import db
 from engine.sqlite.errors import classify, from_exception
-from engine.store import Store, open_store
 
 LEXICAL = '[embedder]\nmodel = "none"\n'
 

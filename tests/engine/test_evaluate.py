@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HashEmbedder
+from engine.files.store import open_store
 from engine.measure.evaluate import (
     DatasetError,
     KeepError,
@@ -18,7 +19,6 @@ from engine.measure.evaluate import (
     write_store,
 )
 from engine.sqlite.db import open_index
-from engine.store import open_store
 
 
 def write_set(folder: Path, corpus, queries, qrels, split="test") -> Path:  # type: ignore[no-untyped-def]
@@ -97,7 +97,7 @@ def test_event_at_becomes_the_memorys_event_time(tmp_path):
     root = tmp_path / "store"
     root.mkdir()
     keys = write_store(data, root)
-    from engine.indexer import index_store
+    from engine.indexing.indexer import index_store
 
     store = open_store(root)
     index_store(store, embed=False)

@@ -12,8 +12,8 @@ from test_freshness import WAIT_S, eventually
 
 import engine.sqlite.incremental
 from conftest import HashEmbedder
-from engine.freshness import Freshness
-from engine.indexer import index_store
+from engine.indexing.freshness import Freshness
+from engine.indexing.indexer import index_store
 from engine.sqlite.db import open_index, read_meta
 from engine.sqlite.indexdb import vector_coverage
 
@@ -32,7 +32,7 @@ def test_the_filler_is_said_to_be_filling_until_the_coverage_searches_trust_is_r
     make_store, monkeypatch
 ):
     embedder = HashEmbedder()
-    monkeypatch.setattr("engine.freshness.make_embedder", lambda _name: embedder)
+    monkeypatch.setattr("engine.indexing.freshness.make_embedder", lambda _name: embedder)
     store = make_store({"a.md": "Alpha.\n"})
     index_store(store, embedder=embedder)
     (store.root / "b.md").write_text("Beta, written while nothing ran.\n")

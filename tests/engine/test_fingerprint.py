@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 import pytest
 
 from engine.arms import ARMS
-from engine.assemble import RRF_K
-from engine.embedder import DEFAULT_MODEL, MINILM_DIM
+from engine.indexing.embedder import DEFAULT_MODEL, MINILM_DIM
 from engine.measure.fingerprint import ranking
+from engine.ranking.assemble import RRF_K
 
 
 @dataclass(frozen=True)

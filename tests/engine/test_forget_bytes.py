@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.memory import parse_memory
-from engine.write import WriteError, forget, set_archived
+from engine.agents.write import WriteError, forget, set_archived
+from engine.files.memory import parse_memory
 
 TAG = b'<meta name="archived" content="true">'
 
@@ -94,7 +94,7 @@ def test_a_page_forget_cannot_edit_is_refused_naming_the_meta_tag(make_store, mo
     store = make_store({})
     (store.root / "p.html").write_bytes(b"<html><head><title>T</title></head><body>x</body>")
     monkeypatch.setattr(
-        "engine.write.archived_edit", lambda key, text, archived: (0, 0, "<!--")
+        "engine.agents.write.archived_edit", lambda key, text, archived: (0, 0, "<!--")
     )  # an edit that would swallow the page
 
     with pytest.raises(WriteError, match="meta tag"):

@@ -17,8 +17,8 @@ import apsw
 import pytest
 
 from conftest import HashEmbedder
-from engine.freshness import Freshness
-from engine.indexer import index_store
+from engine.indexing.freshness import Freshness
+from engine.indexing.indexer import index_store
 from engine.sqlite.db import open_index, read_meta
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -125,7 +125,7 @@ def test_stop_ends_every_thread(make_store):
 def test_vectors_follow_behind_the_lexical_index(make_store, monkeypatch):
     """With an embedding model, the filler brings coverage back to full after a change."""
     embedder = HashEmbedder()
-    monkeypatch.setattr("engine.freshness.make_embedder", lambda _name: embedder)
+    monkeypatch.setattr("engine.indexing.freshness.make_embedder", lambda _name: embedder)
     store = make_store({"a.md": "Alpha.\n"})
     index_store(store, embedder=embedder)
     freshness = Freshness(store)

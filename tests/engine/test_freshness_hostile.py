@@ -11,7 +11,7 @@ import threading
 import pytest
 from test_freshness import LEXICAL, WAIT_S, eventually, indexed, running
 
-from engine.freshness import Freshness
+from engine.indexing.freshness import Freshness
 from engine.sqlite.db import open_index
 
 
@@ -114,10 +114,10 @@ def test_a_store_folder_replaced_by_another_is_caught_up_with(watched, tmp_path)
 def logged(make_store, monkeypatch):  # type: ignore[no-untyped-def]
     """A watched lexical store whose log lines are kept, retrying failed steps at once (so a
     line repeated on every retry shows up in a fraction of a second)."""
-    import engine.freshness
+    import engine.indexing.freshness
 
-    monkeypatch.setattr(engine.freshness, "RETRY_S", 0.02)
-    monkeypatch.setattr(engine.freshness, "CONFIG_POLL_S", 0.02)
+    monkeypatch.setattr(engine.indexing.freshness, "RETRY_S", 0.02)
+    monkeypatch.setattr(engine.indexing.freshness, "CONFIG_POLL_S", 0.02)
     store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
     lines: list[str] = []
     freshness = Freshness(store, debounce_ms=60, log=lines.append)
@@ -210,10 +210,10 @@ def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed
 def test_an_error_that_a_retry_got_past_leaves_the_status(make_store, monkeypatch):
     """A one-off failure (a locked database, a file mid-copy) is retried; once the retry
     works, status must not keep reporting the error as if the store were still broken."""
-    import engine.freshness
+    import engine.indexing.freshness
 
-    monkeypatch.setattr(engine.freshness, "RETRY_S", 0.02)
-    real = engine.freshness.index_paths
+    monkeypatch.setattr(engine.indexing.freshness, "RETRY_S", 0.02)
+    real = engine.indexing.freshness.index_paths
     calls: list[set[str]] = []
 
     def fails_once(store, keys):  # type: ignore[no-untyped-def]
@@ -222,7 +222,7 @@ def test_an_error_that_a_retry_got_past_leaves_the_status(make_store, monkeypatc
             raise OSError("database is locked for a moment")
         return real(store, keys)
 
-    monkeypatch.setattr(engine.freshness, "index_paths", fails_once)
+    monkeypatch.setattr(engine.indexing.freshness, "index_paths", fails_once)
     store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})
     lines: list[str] = []
     with running(Freshness(store, log=lines.append)) as freshness:

@@ -18,12 +18,20 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 DRIVERS = {"apsw", "psycopg", "sqlite_vec", "pgvector"}
-PURE = [
-    "engine.arms", "engine.arm_rules", "engine.assemble", "engine.contract", "engine.scope",
-    "engine.query", "engine.when", "engine.memory", "engine.web_charsets", "engine.splice",
-    "engine.chunking", "engine.keys", "engine.reading", "engine.store", "engine.config",
-    "engine.pipeline", "engine.status_report", "engine.index_run",
+#: Packages that are pure throughout (every module in them, now and later) and the pure
+#: modules elsewhere.
+PURE_PACKAGES = ("ranking", "files")
+PURE_MODULES = [
+    "engine.arms",
+    "engine.indexing.pipeline",
+    "engine.indexing.index_run",
+    "engine.status_report",
 ]
+PURE = PURE_MODULES + sorted(
+    f"engine.{package}.{path.stem}" if path.stem != "__init__" else f"engine.{package}"
+    for package in PURE_PACKAGES
+    for path in (SRC / "engine" / package).glob("*.py")
+)
 
 
 def module_file(name: str, root: Path = SRC) -> Path | None:
@@ -160,7 +168,9 @@ MEASURE = "engine.measure"
 MEASURE_USERS = {"engine.cli": {"eval_command"}}
 MEASURE_READERS = ("arms_doc",)
 #: What a search, an index run or a server loads; none of it may reach measurement.
-PRODUCT_ROOTS = ("engine", "engine.cli", "engine.search", "engine.service", "engine.mcp_server")
+PRODUCT_ROOTS = (
+    "engine", "engine.cli", "engine.search", "engine.agents.service", "engine.agents.mcp_server"
+)
 
 
 def is_measure(name: str) -> bool:
@@ -284,7 +294,8 @@ MEASURE_TREE = {
     ),
     "engine/helper.py": "from engine.measure import results_schema\n",
     "engine/search.py": "import engine.helper\n",
-    "engine/service.py": "def later():\n    from engine.measure import results_schema\n",
+    "engine/agents/__init__.py": "",
+    "engine/agents/service.py": "def later():\n    from engine.measure import results_schema\n",
     "engine/sqlite/__init__.py": "",
     "engine/sqlite/state.py": "from .. import measure\n",
     "arms_doc/measured.py": "from engine.measure.results_schema import X\n",
@@ -302,13 +313,13 @@ def test_the_measurement_rules_catch_a_chain_a_lazy_import_and_a_relative_one(tm
     assert measurement_reached("engine.sqlite.state", tmp_path) == {
         "engine.measure": "engine.sqlite.state"
     }
-    assert measurement_reached("engine.service", tmp_path) == {}  # only when later() runs
+    assert measurement_reached("engine.agents.service", tmp_path) == {}  # only when later() runs
     assert measurement_reached("engine.cli", tmp_path) == {}
     assert misplaced_measure_imports(tmp_path) == [
+        ("engine.agents.service", "later", "engine.measure"),
+        ("engine.agents.service", "later", "engine.measure.results_schema"),
         ("engine.helper", None, "engine.measure"),
         ("engine.helper", None, "engine.measure.results_schema"),
-        ("engine.service", "later", "engine.measure"),
-        ("engine.service", "later", "engine.measure.results_schema"),
         ("engine.sqlite.state", None, "engine.measure"),
     ]
 
@@ -333,7 +344,8 @@ LOADED = "sorted(m for m in sys.modules if m.split('.')[:2] == ['engine', 'measu
 
 def test_importing_the_search_the_service_and_the_server_loads_no_measurement():
     done = run_child(
-        "import sys\nimport engine.search, engine.service, engine.mcp_server, engine.cli\n"
+        "import sys\nimport engine.search, engine.agents.service, engine.agents.mcp_server\n"
+        "import engine.cli\n"
         f"print({LOADED})"
     )
     assert done.returncode == 0, done.stderr

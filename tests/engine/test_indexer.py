@@ -8,7 +8,7 @@ import apsw
 import pytest
 
 from conftest import HashEmbedder, touch_later
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.search import search
 from engine.sqlite.db import open_index, read_meta
 

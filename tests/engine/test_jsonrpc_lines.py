@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from engine.jsonrpc_lines import judge, leading_id
-from engine.stdio_pipes import MAX_LINE_BYTES
+from engine.agents.jsonrpc_lines import judge, leading_id
+from engine.agents.stdio_pipes import MAX_LINE_BYTES
 
 
 def answer(line: str) -> dict[str, object]:

@@ -17,9 +17,9 @@ from mcp_harness import ServerSession
 
 from engine import state as state_plane
 from engine.cli import cli
-from engine.keys import PathRefused, resolve_memory
-from engine.memory import parse_memory
-from engine.store import open_store
+from engine.files.keys import PathRefused, resolve_memory
+from engine.files.memory import parse_memory
+from engine.files.store import open_store
 
 NFC = unicodedata.normalize("NFC", "café.md")
 NFD = unicodedata.normalize("NFD", "café.md")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import touch_later
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.sqlite import knn
 from engine.sqlite.db import open_index, open_index_reader
 
@@ -149,7 +149,7 @@ def test_an_index_without_vectors_has_no_nearest_chunks(make_store):  # type: ig
 
 
 def test_a_process_keeps_the_matrices_of_a_few_indexes_only(make_store, hash_embedder, tmp_path):  # type: ignore[no-untyped-def]
-    from engine.store import open_store
+    from engine.files.store import open_store
 
     paths = []
     for i in range(knn.CACHED_INDEXES + 2):

@@ -15,10 +15,10 @@ from click.testing import CliRunner
 
 from conftest import HashEmbedder
 from engine.cli import cli
-from engine.indexer import index_store
-from engine.scope import ScopeSpec
+from engine.files.store import Store, open_store
+from engine.indexing.indexer import index_store
+from engine.ranking.scope import ScopeSpec
 from engine.search import search
-from engine.store import Store, open_store
 
 MANY = 10_000
 KINDS = [f"kind-{i}" for i in range(MANY - 1)]

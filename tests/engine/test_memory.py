@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.memory import MAX_FRONT_MATTER_BYTES, Memory, Skip, parse_memory
+from engine.files.memory import MAX_FRONT_MATTER_BYTES, Memory, Skip, parse_memory
 
 
 def parse(text: str, path: str = "notes/note.md") -> Memory:
@@ -348,7 +348,7 @@ BOMB_FIELDS = ("title", "kind", "event_at", "tags", "archived", "other")
 
 BOUNDED_PARSE = """
 import json, resource, sys, time
-from engine.memory import Skip, parse_memory
+from engine.files.memory import Skip, parse_memory
 outcomes = {}
 for field, text in json.load(sys.stdin).items():
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -654,12 +654,14 @@ def test_a_date_as_title_is_kept_as_its_text():
 
 def test_a_fields_line_is_looked_for_only_when_the_field_is_wrong(monkeypatch):
     """Finding it scans the whole file: a large page would pay for that on every parse."""
-    import engine.memory
+    import engine.files.memory
 
     looked: list[str] = []
-    real = engine.memory.field_line
+    real = engine.files.memory.field_line
     monkeypatch.setattr(
-        engine.memory, "field_line", lambda text, name: looked.append(name) or real(text, name)
+        engine.files.memory,
+        "field_line",
+        lambda text, name: looked.append(name) or real(text, name),
     )
     good = b"---\ntitle: T\nevent_at: 2026-10-03\ntags: [a]\narchived: false\n---\nBody.\n"
     parse_memory("a.md", good)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from engine.agents.service import MemoryService
 from engine.cli import cli
-from engine.keys import PathRefused
-from engine.service import MemoryService
+from engine.files.keys import PathRefused
 
 TOO_LONG = "notes/" + "a" * 300 + ".md"  # one entry over the 255 bytes file systems allow
 THROUGH_A_FILE = "notes/a.md/b.md"

@@ -11,13 +11,13 @@ import psycopg
 import pytest
 
 from engine import state as state_plane
-from engine.indexer import index_store
+from engine.agents.write import forget, remember
+from engine.indexing.indexer import index_store
 from engine.pg.driver import PgError
-from engine.scope import ScopeSpec
+from engine.ranking.scope import ScopeSpec
 from engine.search import Searcher, search
 from engine.sqlite.db import IndexMissing
 from engine.status import store_status
-from engine.write import forget, remember
 
 MEMORIES = {
     "infra/staging-db.md": """
@@ -159,8 +159,8 @@ def test_remember_and_forget_index_into_the_database_not_beside_it(team_store, h
 def test_list_gives_the_same_records_as_on_sqlite_newest_first(
     team_store, make_store, hash_embedder, monkeypatch, tmp_path
 ):  # type: ignore[no-untyped-def]
-    from engine.store import open_store
-    from engine.write import list_memories
+    from engine.agents.write import list_memories
+    from engine.files.store import open_store
 
     on_team = list_memories(team_store, ScopeSpec(tags=("infra",)), limit=5)
     everything = list_memories(team_store, ScopeSpec(kinds=("task", "semantic")), limit=5)
@@ -183,7 +183,7 @@ def test_list_gives_the_same_records_as_on_sqlite_newest_first(
 
 
 def test_list_on_a_team_store_without_an_index_says_to_run_index(make_store, pg_url, monkeypatch):  # type: ignore[no-untyped-def]
-    from engine.write import list_memories
+    from engine.agents.write import list_memories
 
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
     store = make_store({"a.md": "# A\n\nalpha"})

@@ -14,15 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
-from engine.incremental import index_paths
-from engine.indexer import index_store
+from engine.agents.write import forget, remember
+from engine.files.store import open_store
+from engine.indexing.incremental import index_paths
+from engine.indexing.indexer import index_store
+from engine.indexing.pipeline import FileRow
 from engine.pg import indexdb
 from engine.pg.driver import PgError, connect
 from engine.pg.target import DatabaseTarget
-from engine.pipeline import FileRow
 from engine.search import search
-from engine.store import open_store
-from engine.write import forget, remember
 
 #: Plain words on which Porter (FTS5) and Snowball (PostgreSQL) stem alike, so both backends
 #: match the same chunks and rank only by their scoring. Built so that scorers disagree:

@@ -11,7 +11,7 @@ from test_pg_backend import MEMORIES
 
 from conftest import HashEmbedder
 from engine.cli import cli
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.measure.evaluate import eval_schema, evaluate
 from engine.search import search
 

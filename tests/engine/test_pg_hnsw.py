@@ -8,8 +8,8 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 
-from engine.config import ConfigError, load_config
-from engine.indexer import index_store
+from engine.files.config import ConfigError, load_config
+from engine.indexing.indexer import index_store
 from engine.pg.driver import connect
 from engine.pg.schema import HNSW_INDEX, apply_vector_index
 from engine.pg.target import DatabaseTarget
@@ -242,8 +242,8 @@ def add_unused_vectors(pg_url: str, count: int, dim: int) -> None:
 
 def plan_of(pg_url: str, result, ef_search: int = 100) -> str:
     """The plan PostgreSQL chooses for a search's own statement and values."""
-    from engine.contract import named, pyformat
     from engine.pg.driver import pg_value
+    from engine.ranking.contract import named, pyformat
 
     values = {key: pg_value(value) for key, value in named(result.sql, result.params).items()}
     with psycopg.connect(pg_url, options="-c search_path=memsift,public") as conn:
@@ -265,7 +265,7 @@ def test_the_fused_statement_uses_the_hnsw_index(team_store, pg_url, hash_embedd
 
 
 def test_the_fused_statement_uses_the_index_within_a_scope(team_store, pg_url, hash_embedder):
-    from engine.scope import ScopeSpec
+    from engine.ranking.scope import ScopeSpec
 
     configure(team_store, vector_index="hnsw")
     index_store(team_store, embedder=hash_embedder)

@@ -8,8 +8,8 @@ import pytest
 from test_pg_backend import MEMORIES
 
 from conftest import HashEmbedder
-from engine.incremental import fill_missing, index_paths, indexed_under
-from engine.indexer import index_store
+from engine.indexing.incremental import fill_missing, index_paths, indexed_under
+from engine.indexing.indexer import index_store
 from engine.search import search
 
 LLAMA = """---

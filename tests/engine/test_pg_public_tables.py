@@ -9,7 +9,7 @@ import pytest
 
 from backends import named_store as make
 from engine import state as state_plane
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.search import search
 from engine.sqlite.db import IndexMissing
 

@@ -15,9 +15,9 @@ import threading
 import pytest
 from click.testing import CliRunner
 
+from engine.agents.service import MemoryService
 from engine.cli import cli
-from engine.service import MemoryService
-from engine.store import open_store
+from engine.files.store import open_store
 
 SECRET = "Hunter2Secret"
 
@@ -287,7 +287,7 @@ def test_text_without_a_password_is_left_as_it_is(text):
 
 
 def test_the_watchers_log_lines_and_last_error_never_show_the_password(make_store, monkeypatch):
-    from engine.freshness import Freshness
+    from engine.indexing.freshness import Freshness
 
     store = make_store({".memsift/config.toml": '[embedder]\nmodel = "none"\n', "a.md": "A.\n"})
     url = f"postgresql://memsift:{SECRET}@db.example/team"
@@ -295,7 +295,7 @@ def test_the_watchers_log_lines_and_last_error_never_show_the_password(make_stor
     def unreachable(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise ConnectionError(f'connection to "{url}" failed')
 
-    monkeypatch.setattr("engine.freshness.index_store", unreachable)
+    monkeypatch.setattr("engine.indexing.freshness.index_store", unreachable)
     lines: list[str] = []
     got_error = threading.Event()
 
@@ -317,7 +317,7 @@ def test_the_watchers_log_lines_and_last_error_never_show_the_password(make_stor
 def test_a_tool_error_of_the_server_never_shows_the_password(monkeypatch):
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from engine.mcp_server import call
+    from engine.agents.mcp_server import call
 
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", f"postgresql://memsift:{SECRET}@db.example/team")
 
@@ -330,7 +330,7 @@ def test_a_tool_error_of_the_server_never_shows_the_password(monkeypatch):
 
 
 def test_the_servers_log_lines_never_show_the_password(monkeypatch, capsys):
-    from engine.mcp_server import log
+    from engine.agents.mcp_server import log
 
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", f"postgresql://memsift:{SECRET}@db.example/team")
     log(f"error while catching up: token {SECRET} refused (retrying)")

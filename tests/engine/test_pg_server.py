@@ -11,8 +11,8 @@ from pathlib import Path
 
 from mcp_harness import ServerSession
 
-from engine.indexer import index_store
-from engine.store import open_store
+from engine.files.store import open_store
+from engine.indexing.indexer import index_store
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WRITTEN_WHILE_DOWN = """---

@@ -8,7 +8,7 @@ import pytest
 
 from backends import named_store as make
 from engine import state as state_plane
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.pg.ownership import ForeignSchema
 from engine.search import search
 from engine.status import stale_state_paths
@@ -138,7 +138,7 @@ def test_every_cli_write_from_a_second_store_on_the_schema_is_refused_naming_it(
 def test_every_tool_write_from_a_second_store_on_the_schema_is_refused_naming_it(
     tmp_path, pg_url, monkeypatch, tool
 ):
-    from engine.service import MemoryService
+    from engine.agents.service import MemoryService
 
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
     alpha, beta = make(tmp_path, "alpha", None), make(tmp_path, "beta", None)
@@ -162,7 +162,7 @@ def test_every_tool_write_from_a_second_store_on_the_schema_is_refused_naming_it
 
 
 def test_the_schemas_own_store_still_writes_through_every_surface(tmp_path, pg_url, monkeypatch):
-    from engine.service import MemoryService
+    from engine.agents.service import MemoryService
 
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
     alpha = make(tmp_path, "alpha", None)

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from engine import state as state_plane
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 
 THREADS = 6
 ROUNDS = 5

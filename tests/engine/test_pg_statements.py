@@ -13,12 +13,12 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.assemble import assemble
-from engine.contract import INPUTS, Available, bind
 from engine.pg.driver import connect
 from engine.pg.schema import ensure_schema
 from engine.pg.target import DatabaseTarget
-from engine.scope import ScopeSpec, build_scope
+from engine.ranking.assemble import assemble
+from engine.ranking.contract import INPUTS, Available, bind
+from engine.ranking.scope import ScopeSpec, build_scope
 
 SCOPES = {
     "default": ScopeSpec(),

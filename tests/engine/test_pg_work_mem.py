@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import ConfigError, load_config
-from engine.indexer import index_store
+from engine.files.config import ConfigError, load_config
+from engine.indexing.indexer import index_store
 from engine.pg.search import PgSearchBackend
 from engine.pg.target import database_target
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.query import MAX_TERMS, STOP_WORDS, QueryTerms, sanitize
+from engine.ranking.query import MAX_TERMS, STOP_WORDS, QueryTerms, sanitize
 from engine.sqlite.db import connect
 
 # --- tokens --------------------------------------------------------------------------------

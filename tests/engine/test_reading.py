@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from engine.reading import Unreadable, read_regular
+from engine.files.reading import Unreadable, read_regular
 
 
 def test_a_regular_file_is_read_with_its_stat(tmp_path):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.sqlite.db import open_index
 from engine.status import store_status
 from slow_indexer import finish, start
@@ -164,7 +164,7 @@ def test_two_index_runs_at_once_embed_each_chunk_once(tmp_path):
 INDEX_AND_REPORT = textwrap.dedent(
     """
     import json, os, resource, sys
-    from engine.indexer import index_store
+    from engine.indexing.indexer import index_store
 
     # A regression that reads an endless file must fail here, not exhaust a shared machine.
     resource.setrlimit(resource.RLIMIT_DATA, (1 << 30, 1 << 30))

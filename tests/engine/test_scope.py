@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.contract import bind, bound_prefix
-from engine.scope import FIRST_SCOPE_PARAM, Scope, ScopeError, ScopeSpec, build_scope
+from engine.ranking.contract import bind, bound_prefix
+from engine.ranking.scope import FIRST_SCOPE_PARAM, Scope, ScopeError, ScopeSpec, build_scope
 from engine.sqlite.db import INDEX_SCHEMA, connect
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from backends import memory
 from conftest import HashEmbedder
-from engine.indexer import index_store
-from engine.scope import ScopeSpec
+from engine.indexing.indexer import index_store
+from engine.ranking.scope import ScopeSpec
 from engine.search import Searcher, search
 
 

@@ -15,10 +15,10 @@ import pytest
 from mcp_harness import SRC, ServerSession
 from raw_wire import INITIALIZE, RawWire, lexical_store, request, tool_call, wait_until
 
-from engine.indexer import index_store
-from engine.memory import parse_memory
-from engine.stdio_pipes import MAX_LINE_BYTES
-from engine.store import open_store
+from engine.agents.stdio_pipes import MAX_LINE_BYTES
+from engine.files.memory import parse_memory
+from engine.files.store import open_store
+from engine.indexing.indexer import index_store
 
 CLI = [sys.executable, "-c", "from engine.cli import main; main()"]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -14,9 +14,9 @@ import apsw
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from engine.indexer import index_store
-from engine.mcp_server import build_server
-from engine.service import MemoryService
+from engine.agents.mcp_server import build_server
+from engine.agents.service import MemoryService
+from engine.indexing.indexer import index_store
 
 
 @pytest.fixture
@@ -135,7 +135,7 @@ def test_a_whole_number_written_as_a_float_is_still_a_number(server):
 
 
 def test_every_tools_schema_says_it_takes_no_other_arguments():
-    from engine.mcp_server import tool_definitions
+    from engine.agents.mcp_server import tool_definitions
 
     for tool in tool_definitions():
         assert tool["inputSchema"]["additionalProperties"] is False, tool["name"]

@@ -5,10 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import state as state_plane
-from engine.errors import Database, DatabaseError, Problem
-from engine.indexer import index_store
-from engine.search import ArmHit, Hit, SearchResult
-from engine.service import (
+from engine.agents.service import (
     BUDGET_BYTES,
     MemoryService,
     SearchArgs,
@@ -17,6 +14,9 @@ from engine.service import (
     cut,
     size_of,
 )
+from engine.errors import Database, DatabaseError, Problem
+from engine.indexing.indexer import index_store
+from engine.search import ArmHit, Hit, SearchResult
 
 
 def result_with(hits: list[Hit], **extra: object) -> SearchResult:

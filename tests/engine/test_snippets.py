@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from engine.query import sanitize
+from engine.ranking.query import sanitize
 from engine.search import highlight, trim, word_pattern
 
 

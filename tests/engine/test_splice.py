@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.splice import SpliceError, splice
+from engine.files.splice import SpliceError, splice
 
 
 def test_bytes_around_the_edit_keep_their_own_spelling():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from engine import state
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.sqlite import state as sqlite_state
 from engine.sqlite.db import open_state
 

@@ -20,8 +20,8 @@ import pytest
 import engine.sqlite.db
 from engine import state
 from engine.errors import DatabaseError, Problem
+from engine.files.store import Store
 from engine.sqlite import state_queue
-from engine.store import Store
 
 MEMORY = "---\ntitle: Staging database\n---\nThe staging database listens on port 5433.\n"
 #: How long a test waits for a thread or an event before it fails (generous: a busy machine).

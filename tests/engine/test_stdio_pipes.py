@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 
-from engine.stdio_pipes import HEAD_BYTES, LineReader, LineWriter, OverlongLine
+from engine.agents.stdio_pipes import HEAD_BYTES, LineReader, LineWriter, OverlongLine
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -127,7 +127,7 @@ def test_an_answer_to_a_client_that_went_away_is_dropped_not_raised():
 def test_a_stray_print_goes_to_stderr_while_the_wire_is_claimed():
     script = (
         "import os\n"
-        "from engine.stdio_pipes import claimed\n"
+        "from engine.agents.stdio_pipes import claimed\n"
         "with claimed() as (wire_in, wire_out):\n"
         "    print('stray', flush=True)\n"
         "    os.write(wire_out, b'wire\\n')\n"

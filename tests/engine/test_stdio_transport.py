@@ -12,8 +12,8 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from engine.stdio_pipes import MAX_LINE_BYTES, LineReader, LineWriter
-from engine.stdio_transport import DRAIN_SECONDS, stdio_streams
+from engine.agents.stdio_pipes import MAX_LINE_BYTES, LineReader, LineWriter
+from engine.agents.stdio_transport import DRAIN_SECONDS, stdio_streams
 
 
 def run_transport(lines: list[str], server, drain_seconds: float) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]

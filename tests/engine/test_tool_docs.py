@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.mcp_server import tool_definitions
-from engine.tool_docs import limits, render_tools, schema_type
+from engine.agents.mcp_server import tool_definitions
+from engine.agents.tool_docs import limits, render_tools, schema_type
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from test_freshness import LEXICAL, SRC, WAIT_S, eventually, indexed, running
 
-from engine.freshness import Freshness
-from engine.incremental import index_paths
-from engine.indexer import index_store
+from engine.indexing.freshness import Freshness
+from engine.indexing.incremental import index_paths
+from engine.indexing.indexer import index_store
 
 
 @pytest.fixture

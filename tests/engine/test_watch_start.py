@@ -14,8 +14,8 @@ import pytest
 import watchfiles
 from test_freshness import LEXICAL, eventually, indexed
 
-import engine.freshness
-from engine.freshness import Freshness
+import engine.indexing.freshness
+from engine.indexing.freshness import Freshness
 
 WAIT_S = 120
 
@@ -32,7 +32,7 @@ def held_watcher(monkeypatch) -> threading.Event:  # type: ignore[no-untyped-def
         yield from real(*args, **kwargs)
 
     monkeypatch.setattr(watchfiles, "watch", held)
-    monkeypatch.setattr(engine.freshness, "WATCH_START_S", 0.1)
+    monkeypatch.setattr(engine.indexing.freshness, "WATCH_START_S", 0.1)
     return release
 
 
@@ -58,7 +58,7 @@ def test_a_watcher_that_starts_during_the_catch_up_gets_it_run_again(
 ):
     """The scan has passed the file when it changes, and the watcher starts only after that:
     the catch-up under way must not swallow the watcher's request for another."""
-    real_index_store = engine.freshness.index_store
+    real_index_store = engine.indexing.freshness.index_store
     scanned, finish_scan = threading.Event(), threading.Event()
 
     def scan_held_at_its_end(store, **kwargs):  # type: ignore[no-untyped-def]
@@ -68,7 +68,7 @@ def test_a_watcher_that_starts_during_the_catch_up_gets_it_run_again(
             finish_scan.wait(WAIT_S)
         return report
 
-    monkeypatch.setattr(engine.freshness, "index_store", scan_held_at_its_end)
+    monkeypatch.setattr(engine.indexing.freshness, "index_store", scan_held_at_its_end)
     store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})
     freshness = Freshness(store)
     freshness.start()

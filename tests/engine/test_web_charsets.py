@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.indexer import index_store
-from engine.memory import Skip, parse_memory
-from engine.web_charsets import WEB_CODECS
+from engine.files.memory import Skip, parse_memory
+from engine.files.web_charsets import WEB_CODECS
+from engine.indexing.indexer import index_store
 
 
 def page(label: str, body: bytes) -> bytes:
@@ -86,7 +86,7 @@ def test_an_iso_2022_jp_page_is_read_as_japanese_not_as_its_escape_bytes():
 
 
 def test_forget_keeps_an_iso_2022_jp_page_byte_for_byte_around_the_flag():
-    from engine.write import set_archived
+    from engine.agents.write import set_archived
 
     original = page("iso-2022-jp", "\u4f1a\u8b70".encode("iso2022_jp"))
     archived = set_archived("p.html", original, True)
@@ -147,7 +147,7 @@ def test_a_latin1_page_with_bytes_windows_1252_leaves_undefined_is_read_as_brows
 
 
 def test_forget_keeps_such_a_page_byte_for_byte_around_the_flag():
-    from engine.write import set_archived
+    from engine.agents.write import set_archived
 
     original = page("latin1", b"caf\xe9 \x81 end")
     archived = set_archived("p.html", original, True)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.when import query_window
+from engine.ranking.when import query_window
 
 NOW = dt.datetime(2024, 2, 1, 15, 30)
 

@@ -15,15 +15,10 @@ from pathlib import Path
 import apsw
 import pytest
 
-import engine.write
+import engine.agents.write
 from conftest import HashEmbedder
 from engine import state as state_plane
-from engine.indexer import index_store
-from engine.memory import parse_memory
-from engine.scope import ScopeSpec
-from engine.search import search
-from engine.sqlite.db import open_index, read_meta
-from engine.write import (
+from engine.agents.write import (
     KIND_FOLDERS,
     NotIndexed,
     WriteError,
@@ -33,6 +28,11 @@ from engine.write import (
     set_archived,
     slug,
 )
+from engine.files.memory import parse_memory
+from engine.indexing.indexer import index_store
+from engine.ranking.scope import ScopeSpec
+from engine.search import search
+from engine.sqlite.db import open_index, read_meta
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -183,8 +183,8 @@ def test_slug_keeps_letters_of_any_script_and_nothing_else(title, expected):
 KILLER = textwrap.dedent(
     """
     import sys
-    from engine.store import open_store
-    from engine.write import kind_folder, remember, write_new_file
+    from engine.files.store import open_store
+    from engine.agents.write import kind_folder, remember, write_new_file
     store = open_store(sys.argv[1])
     print("ready", flush=True)
     if sys.argv[2] == "remember":
@@ -292,8 +292,8 @@ def test_forget_and_undo_keep_a_latin1_html_page_in_its_own_encoding(make_store)
 
 def counting_parses(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     """The keys parse_memory is called with, by forget and by the index it updates."""
-    import engine.pipeline
-    import engine.write
+    import engine.agents.write
+    import engine.indexing.pipeline
 
     calls: list[str] = []
 
@@ -301,8 +301,8 @@ def counting_parses(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
         calls.append(key)
         return parse_memory(key, data)
 
-    monkeypatch.setattr(engine.write, "parse_memory", counted)
-    monkeypatch.setattr(engine.pipeline, "parse_memory", counted)
+    monkeypatch.setattr(engine.agents.write, "parse_memory", counted)
+    monkeypatch.setattr(engine.indexing.pipeline, "parse_memory", counted)
     return calls
 
 
@@ -331,7 +331,7 @@ def test_index_paths_uses_a_preparsed_memory_only_for_the_bytes_it_was_parsed_fr
     import hashlib
     from dataclasses import replace
 
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     path = store.root / "facts/port.md"
     data = path.read_bytes()
@@ -437,7 +437,7 @@ def test_list_without_an_index_says_how_to_make_one(make_store):
 
 
 def test_a_written_file_state_row_follows_its_rename(store):
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     index_store(store, embed=False)
     state_plane.record_access(store, "facts/port.md")
@@ -448,7 +448,7 @@ def test_a_written_file_state_row_follows_its_rename(store):
 
 
 def test_index_paths_touches_only_the_files_named(store):
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     index_store(store, embed=False)
     (store.root / "facts/new.md").write_text("New.\n")
@@ -462,7 +462,7 @@ def test_index_paths_touches_only_the_files_named(store):
 
 
 def test_index_paths_removes_a_deleted_or_symlinked_file(store, tmp_path):
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     index_store(store, embed=False)
     (store.root / "facts/port.md").unlink()
@@ -475,13 +475,13 @@ def test_index_paths_removes_a_deleted_or_symlinked_file(store, tmp_path):
 
 
 def test_index_paths_ignores_names_that_are_not_memories(store):
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     assert index_paths(store, [".memsift/index.db", "facts/x.txt", "../x.md"]).indexed == []
 
 
 def test_fill_missing_brings_a_lexical_index_to_full_coverage(store):
-    from engine.incremental import fill_missing
+    from engine.indexing.incremental import fill_missing
 
     index_store(store, embed=False)
     embedder = HashEmbedder()
@@ -495,7 +495,7 @@ def test_fill_missing_brings_a_lexical_index_to_full_coverage(store):
 
 
 def test_fill_missing_leaves_a_model_switch_to_a_full_run(store):
-    from engine.incremental import fill_missing
+    from engine.indexing.incremental import fill_missing
 
     index_store(store, embedder=HashEmbedder("model-a"))
     assert fill_missing(store, HashEmbedder("model-b")) is None
@@ -509,7 +509,7 @@ def test_index_paths_survives_a_writer_committing_between_its_read_and_its_write
     locked". The incremental writer takes the write lock first, so the other writer waits."""
 
     import engine.sqlite.incremental
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
     from engine.sqlite.db import connect, write_meta
 
     index_store(store, embed=False)
@@ -544,7 +544,7 @@ def test_index_paths_does_not_rerun_the_schema_script_on_an_existing_index(store
     beside another writer that fails at once with "database is locked", so an existing index
     of the current layout is opened plainly."""
     import engine.sqlite.incremental
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     index_store(store, embed=False)
     opened: list[bool] = []
@@ -563,7 +563,7 @@ def test_index_paths_does_not_rerun_the_schema_script_on_an_existing_index(store
 def test_index_paths_of_unchanged_files_takes_no_write_lock(store):
     """A watcher re-reports files it just indexed; checking them must not queue for the write
     lock behind a long write (here: one that never ends during the call)."""
-    from engine.incremental import index_paths
+    from engine.indexing.incremental import index_paths
 
     index_store(store, embed=False)
     writer = open_index(store.index_path)
@@ -579,7 +579,7 @@ def test_index_paths_of_unchanged_files_takes_no_write_lock(store):
 def test_vectors_of_another_model_left_by_a_killed_switch_are_not_mixed_with(store):
     """A model switch killed half-way leaves the old model's name in meta and the new model's
     vectors in the table: adding the old model's vectors then would mix two models."""
-    from engine.incremental import fill_missing
+    from engine.indexing.incremental import fill_missing
 
     index_store(store, embedder=HashEmbedder("model-a"))
     conn = open_index(store.index_path)
@@ -619,7 +619,7 @@ def test_remember_in_a_folder_the_user_cannot_write_names_it_and_the_fix(store, 
     def refused(*_args: object, **_kwargs: object) -> None:
         raise PermissionError(1, "Operation not permitted", str(store.root / ".memsift" / "tmp"))
 
-    monkeypatch.setattr(engine.write, "temp_file", refused)
+    monkeypatch.setattr(engine.agents.write, "temp_file", refused)
     with pytest.raises(WriteError) as caught:
         remember(store, "Pager", "Ana carries the pager.", "semantic")
     assert str(caught.value) == (

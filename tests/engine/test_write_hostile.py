@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.indexer import index_store
-from engine.memory import parse_memory
-from engine.service import MemoryService
+from engine.agents.service import MemoryService
+from engine.agents.write import WriteError, forget, remember, set_archived, slug
+from engine.files.memory import parse_memory
+from engine.indexing.indexer import index_store
 from engine.sqlite.db import open_index
-from engine.write import WriteError, forget, remember, set_archived, slug
 
 # --------------------------------------------------------------------------- forget keeps bytes
 
@@ -205,8 +205,8 @@ def test_forget_with_memsift_on_another_filesystem_archives_in_place(split_store
 
 FORGETTER = """
 import sys
-from engine.store import open_store
-from engine.write import forget
+from engine.files.store import open_store
+from engine.agents.write import forget
 store = open_store(sys.argv[1])
 print("ready", flush=True)
 while True:

@@ -25,10 +25,10 @@ import apsw
 import engine.sqlite.db
 import engine.sqlite.indexdb
 from engine import state as state_plane
-from engine.indexer import index_store
+from engine.files.store import Store
+from engine.indexing.indexer import index_store
 from engine.sqlite import state as sqlite_state
 from engine.sqlite.db import connect, open_index, read_meta, write_meta
-from engine.store import Store
 
 
 class OtherWriter:

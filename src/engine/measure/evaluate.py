@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.arms import ARMS
-from engine.assemble import AssemblyError, resolve_weights
-from engine.embedder import Embedder
-from engine.indexer import index_store
+from engine.files.store import open_store, walk
+from engine.indexing.embedder import Embedder
+from engine.indexing.indexer import index_store
+from engine.indexing.pipeline import Progress
 from engine.measure.results_schema import METRICS
-from engine.pipeline import Progress
+from engine.ranking.assemble import AssemblyError, resolve_weights
 from engine.search import search
-from engine.store import open_store, walk
 
 #: The metrics eval reports, in order: the results schema's list (one home for both).
 METRIC_NAMES = tuple(key for key, _ in METRICS)
@@ -503,7 +503,7 @@ def evaluate(
             check_keep_folder(workdir / data.name, store=True)
         mark_keep_folder(workdir, set())
     if embedder is None:
-        from engine.embedder import default_embedder
+        from engine.indexing.embedder import default_embedder
 
         embedder = default_embedder()
     query_embedder = CachedEmbedder(embedder)

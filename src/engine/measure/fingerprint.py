@@ -114,8 +114,8 @@ def ranking(
     The keywords override those for a ranking measured with others (a converted old results
     file names the constant and the model of its own commit).
     """
-    from engine.assemble import RRF_K
-    from engine.embedder import DEFAULT_MODEL, MINILM_DIM
+    from engine.indexing.embedder import DEFAULT_MODEL, MINILM_DIM
+    from engine.ranking.assemble import RRF_K
 
     return Ranking(
         arms=tuple(

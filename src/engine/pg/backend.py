@@ -8,15 +8,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.embedder import Embedder
+from engine.files.store import Store
+from engine.indexing.embedder import Embedder
+from engine.indexing.pipeline import IndexReport, Preparsed, Progress
 from engine.pg import incremental, indexer, state, status
 from engine.pg.ownership import check_owner
 from engine.pg.search import PgSearchBackend
 from engine.pg.target import DatabaseTarget
-from engine.pipeline import IndexReport, Preparsed, Progress
-from engine.scope import Scope
+from engine.ranking.scope import Scope
 from engine.state_rules import Access
-from engine.store import Store
 
 
 @dataclass(frozen=True)

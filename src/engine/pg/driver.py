@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.contract import named, pyformat
 from engine.errors import PgError
 from engine.pg.target import DatabaseTarget
+from engine.ranking.contract import named, pyformat
 from engine.redact import hide_passwords_of, redact
 
 EXTRA_HINT = "pip install 'memsift[postgres]'"
@@ -58,7 +58,7 @@ class PgConnection:
     """A connection in a store's schema that speaks the engine's numbered placeholders.
 
     ``execute`` takes SQL with ``?N`` placeholders and the full numbered tuple (as the SQLite
-    path binds them), translated once by :func:`engine.contract.pyformat`; ``run`` takes
+    path binds them), translated once by :func:`engine.ranking.contract.pyformat`; ``run`` takes
     psycopg's own ``%s`` SQL for the backend's fixed statements. ``with conn:`` is one
     transaction, as with apsw, so callers group writes the same way on both backends.
     """

@@ -1,7 +1,7 @@
 """Index a few named files of a team store now, and fill its missing vectors behind.
 
-The PostgreSQL side of :mod:`engine.incremental`, which decides which keys to look at and hands
-them here: the same scan, the same rows and the same vectors as a full run
+The PostgreSQL side of :mod:`engine.indexing.incremental`, which decides which keys to look at and
+hands them here: the same scan, the same rows and the same vectors as a full run
 (:mod:`engine.pg.indexer`), for exactly the files a watcher saw change or an agent just wrote.
 Like the SQLite path it takes no run lock (a full run may hold the advisory lock for minutes,
 and a remember must not wait for it): each write is one short transaction, and a full run
@@ -21,8 +21,16 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from engine.embedder import Embedder
-from engine.index_run import scan_keys
+from engine.files.store import Store
+from engine.indexing.embedder import Embedder
+from engine.indexing.index_run import scan_keys
+from engine.indexing.pipeline import (
+    COVERAGE_EVERY_S,
+    FILL_BATCH,
+    IndexReport,
+    Preparsed,
+    skipped_fingerprint,
+)
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
 from engine.pg.indexer import ModelChanged, PgIndexWriter, index_to_database, store_vectors
@@ -30,14 +38,6 @@ from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import SCHEMA_VERSION, has_index, layout
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
-from engine.pipeline import (
-    COVERAGE_EVERY_S,
-    FILL_BATCH,
-    IndexReport,
-    Preparsed,
-    skipped_fingerprint,
-)
-from engine.store import Store
 
 
 def index_keys(
@@ -49,8 +49,8 @@ def index_keys(
     preparsed: Preparsed | None = None,
 ) -> IndexReport:
     """Bring the rows of ``wanted`` in step with their files (see
-    :func:`engine.incremental.index_paths`); a store with no index yet gets a full first run,
-    which makes its schema, and so does one of an older layout, which that run upgrades."""
+    :func:`engine.indexing.incremental.index_paths`); a store with no index yet gets a full first
+    run, which makes its schema, and so does one of an older layout, which that run upgrades."""
     conn = connect(target, vectors=False)
     try:
         with guarded(target):
@@ -128,7 +128,7 @@ def fill_missing(
 ) -> int | None:
     """Embed every chunk without a vector, a small batch per transaction, recording coverage as
     it rises; None when the index holds another model's vectors (see
-    :func:`engine.incremental.fill_missing`)."""
+    :func:`engine.indexing.incremental.fill_missing`)."""
     conn = connect(target, vectors=False)
     done = 0
     try:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from engine.contract import bind
+from engine.indexing.pipeline import FileRow, KnownFile
 from engine.pg.driver import PgConnection
-from engine.pipeline import FileRow, KnownFile
+from engine.ranking.contract import bind
 
 #: The chunk's full text: title (weight A), tags (B) and body (D), in the store's ``memsift``
 #: configuration; the fts arm's BM25 counts a match 4 : 2 : 1 by those labels, as SQLite's

@@ -1,6 +1,6 @@
 """Bring a team store's index (in PostgreSQL) in step with its files.
 
-The run is the one indexing loop (:func:`engine.index_run.full_run`) through
+The run is the one indexing loop (:func:`engine.indexing.index_run.full_run`) through
 :class:`PgIndexWriter`, so a store indexes to the same rows on either backend. What is
 PostgreSQL's own: where rows go, a session advisory lock held for the whole run (two machines
 indexing one store take turns), the refusal of a schema that holds another store's files, and
@@ -13,17 +13,17 @@ import datetime as dt
 import json
 from collections.abc import Sequence
 
-from engine.embedder import Embedder
-from engine.index_run import Pending, full_run, vector_rows
+from engine.files.store import Candidate, Store
+from engine.indexing.embedder import Embedder
+from engine.indexing.index_run import Pending, full_run, vector_rows
+from engine.indexing.pipeline import IndexReport, KnownFile, Parsed, Progress, file_row
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
 from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
 from engine.pg.state import follow_content
 from engine.pg.target import DatabaseTarget
-from engine.pipeline import IndexReport, KnownFile, Parsed, Progress, file_row
 from engine.state_rules import within
-from engine.store import Candidate, Store
 
 
 def index_to_database(
@@ -47,7 +47,7 @@ def index_to_database(
 
 
 class PgIndexWriter:
-    """:class:`engine.index_run.IndexWriter` on one connection to a team schema, inside the
+    """:class:`engine.indexing.index_run.IndexWriter` on one connection to a team schema, inside the
     run's advisory lock."""
 
     def __init__(self, conn: PgConnection, store: Store, max_file_bytes: int) -> None:
@@ -148,7 +148,7 @@ def store_vectors(
     claim: bool = False,
 ) -> int:
     """Embed (hash, title, text) chunks as the SQLite indexer does (title and text together,
-    :func:`engine.pipeline.embed_text`) and store them in one transaction; return how many.
+    :func:`engine.indexing.pipeline.embed_text`) and store them in one transaction; return how many.
 
     ``claim``: a writer outside the run lock first checks, in that transaction, that the index
     is still of ``embedder``'s model (:func:`engine.pg.indexdb.claim_model`), and raises

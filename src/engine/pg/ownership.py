@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 from engine.pg.target import DatabaseTarget, TargetError
 
 if TYPE_CHECKING:
+    from engine.files.store import Store
     from engine.pg.driver import PgConnection
-    from engine.store import Store
 
 #: Paths of the schema looked at before a write compares them all.
 SAMPLE_PATHS = 16
@@ -92,9 +92,9 @@ def refuse_other_store(
     """Raise :class:`ForeignSchema` when the schema ``conn`` reaches holds another store's
     memories, before ``doing`` writes anything (``key``: the memory the write is about, if
     any). Cheap when the folder is the schema's store (see the module docstring)."""
+    from engine.files.store import walk
     from engine.pg.indexdb import known_files
     from engine.pg.schema import has_index
-    from engine.store import walk
 
     root = store.root
     mark = (target.url, target.schema, str(root))

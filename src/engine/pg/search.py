@@ -17,14 +17,14 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from engine.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
-from engine.embedder import Embedder
+from engine.indexing.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
 from engine.pg.indexdb import vector_coverage
 from engine.pg.schema import has_hnsw, require_index, require_layout
 from engine.pg.target import DatabaseTarget
-from engine.query import QueryTerms
-from engine.scope import Scope
+from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
+from engine.ranking.query import QueryTerms
+from engine.ranking.scope import Scope
 
 #: Does some chunk in scope hold every term? (The SQLite probe's question, in PostgreSQL.)
 PROBE = (
@@ -34,8 +34,8 @@ PROBE = (
 
 
 def websearch_text(fts5_form: str) -> str:
-    """An FTS5 form of :class:`engine.query.QueryTerms` as websearch text: its terms are quoted
-    and hold no quote, so ``" AND "`` and ``" OR "`` occur only between terms."""
+    """An FTS5 form of :class:`engine.ranking.query.QueryTerms` as websearch text: its terms are
+    quoted and hold no quote, so ``" AND "`` and ``" OR "`` occur only between terms."""
     return fts5_form.replace('" AND "', '" "').replace('" OR "', '" or "')
 
 
@@ -90,7 +90,7 @@ class PgSearchBackend:
                 # arm has every row it asked for (without it pgvector stops at ef_search rows).
                 conn.run(f"SET hnsw.ef_search = {int(self.target.ef_search)}")
                 # Enough memory that the full-text arm's bitmap of matching chunks stays exact
-                # on a large store (see engine.config.DEFAULT_WORK_MEM).
+                # on a large store (see engine.files.config.DEFAULT_WORK_MEM).
                 conn.run("SELECT set_config('work_mem', %s, false)", (self.target.work_mem,))
                 conn.run("SET hnsw.iterative_scan = strict_order")
             except BaseException:

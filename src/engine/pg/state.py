@@ -14,13 +14,13 @@ import random
 import time
 from pathlib import Path
 
+from engine.files.store import Store
 from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import ensure_state_plane, own_relation
 from engine.pg.target import DatabaseTarget
 from engine.sqlite import state_queue
 from engine.state_rules import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
-from engine.store import Store
 
 SELECT = (
     "SELECT path, access_count, last_accessed_at, outcome_score FROM state_access WHERE path = %s"

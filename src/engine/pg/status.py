@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from engine.files.store import Store
+from engine.indexing.pipeline import changes_since
 from engine.pg import indexdb
 from engine.pg.driver import connect, guarded
 from engine.pg.schema import has_hnsw, require_index
 from engine.pg.search import hnsw_description
 from engine.pg.state import state_paths
 from engine.pg.target import DatabaseTarget
-from engine.pipeline import changes_since
-from engine.scope import Scope
+from engine.ranking.scope import Scope
 from engine.status_report import status_report
-from engine.store import Store
 
 
 def database_status(store: Store, target: DatabaseTarget, model: str | None) -> dict[str, object]:

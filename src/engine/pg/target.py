@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from engine.config import (
+from engine.files.config import (
     DEFAULT_EF_SEARCH,
     DEFAULT_VECTOR_INDEX,
     DEFAULT_WORK_MEM,

@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from engine.embedder import Embedder
-from engine.pipeline import IndexReport, Preparsed, Progress
-from engine.scope import Scope
+from engine.files.store import Store
+from engine.indexing.embedder import Embedder
+from engine.indexing.pipeline import IndexReport, Preparsed, Progress
+from engine.ranking.scope import Scope
 from engine.sqlite import incremental, indexer, state, status
 from engine.sqlite.indexdb import indexed_content_hash
 from engine.sqlite.search import SqliteSearch
 from engine.state_rules import Access
-from engine.store import Store
 
 
 class SqliteBackend:

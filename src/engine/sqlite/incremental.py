@@ -1,5 +1,5 @@
 """Index a few named files now, without walking the store: the SQLite side of
-:mod:`engine.incremental`.
+:mod:`engine.indexing.incremental`.
 
 A full run walks every file and holds the store's run lock for as long as it takes, which can
 be minutes. An agent that has just written a memory, or a watcher that has just seen three
@@ -26,9 +26,10 @@ from functools import partial
 
 import apsw
 
-from engine.embedder import Embedder
-from engine.index_run import scan_keys
-from engine.pipeline import (
+from engine.files.store import Store, StoreError
+from engine.indexing.embedder import Embedder
+from engine.indexing.index_run import scan_keys
+from engine.indexing.pipeline import (
     COVERAGE_EVERY_S,
     FILL_BATCH,
     IndexReport,
@@ -47,7 +48,6 @@ from engine.sqlite.db import (
 )
 from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.indexer import SqliteIndexWriter, store_vectors
-from engine.store import Store, StoreError
 
 
 def index_keys(
@@ -57,7 +57,7 @@ def index_keys(
     report: IndexReport,
     preparsed: Preparsed | None = None,
 ) -> IndexReport:
-    """:func:`engine.incremental.index_paths` on SQLite, for keys already checked."""
+    """:func:`engine.indexing.incremental.index_paths` on SQLite, for keys already checked."""
     conn = open_for_writing(store)
     try:
         writer = SqliteIndexWriter(conn, store)

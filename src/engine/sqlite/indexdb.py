@@ -5,7 +5,7 @@
 the index's rows, each statement in one named function, so the indexer, ``status`` and the
 CLI share one wording of each question (above all the vector coverage a search trusts) instead
 of each writing its own SQL. The fused search statement and the queries that serve it live with
-the search (:mod:`engine.assemble`, :mod:`engine.search`).
+the search (:mod:`engine.ranking.assemble`, :mod:`engine.search`).
 
 Functions run statements and never open transactions: the caller groups them (the indexer
 commits in small batches so a killed run leaves a consistent index).
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import apsw
 
-from engine.contract import bind, bound_prefix
 from engine.errors import DatabaseError
-from engine.pipeline import FileRow, KnownFile
+from engine.indexing.pipeline import FileRow, KnownFile
+from engine.ranking.contract import bind, bound_prefix
 from engine.sqlite.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
 
 # --- files -------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """A full index run on SQLite: ``index.db`` brought in step with the files of a store by the
-one indexing loop (:func:`engine.index_run.full_run`) through :class:`SqliteIndexWriter`.
+one indexing loop (:func:`engine.indexing.index_run.full_run`) through :class:`SqliteIndexWriter`.
 
 What is SQLite's own: the run lock (a file lock beside the index, so two runs on one machine
 take turns), transactions that take the write lock before they read
@@ -17,10 +17,18 @@ from pathlib import Path
 
 import apsw
 
-from engine.embedder import Embedder
 from engine.errors import Database
-from engine.index_run import Pending, full_run, vector_rows
-from engine.pipeline import IndexReport, KnownFile, Parsed, Progress, changes_since, file_row
+from engine.files.store import Candidate, Store
+from engine.indexing.embedder import Embedder
+from engine.indexing.index_run import Pending, full_run, vector_rows
+from engine.indexing.pipeline import (
+    IndexReport,
+    KnownFile,
+    Parsed,
+    Progress,
+    changes_since,
+    file_row,
+)
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
 from engine.sqlite.db import (
@@ -35,7 +43,6 @@ from engine.sqlite.db import (
 )
 from engine.sqlite.indexdb import record_coverage
 from engine.state_rules import within
-from engine.store import Candidate, Store
 
 
 def prepare(store: Store) -> None:
@@ -87,7 +94,7 @@ def run_index(
 
 
 class SqliteIndexWriter:
-    """:class:`engine.index_run.IndexWriter` on one connection to ``index.db``."""
+    """:class:`engine.indexing.index_run.IndexWriter` on one connection to ``index.db``."""
 
     def __init__(self, conn: apsw.Connection, store: Store) -> None:
         self.conn = conn
@@ -165,7 +172,7 @@ def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
 def store_vectors(conn: apsw.Connection, embedder: Embedder, batch: list[Pending]) -> int:
     """Embed a batch of (hash, title, text) chunks and store the vectors in one transaction;
     return how many. Incremental runs embed through here, full runs through the writer: both
-    key the text by :func:`engine.index_run.vector_rows`."""
+    key the text by :func:`engine.indexing.index_run.vector_rows`."""
     rows = vector_rows(embedder, batch)
     with conn:
         indexdb.add_vectors(conn, embedder.name, embedder.dim, rows)

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import apsw
 
-from engine.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
-from engine.embedder import Embedder
 from engine.errors import Database, Problem
-from engine.query import QueryTerms
-from engine.scope import Scope
+from engine.files.store import Store
+from engine.indexing.embedder import Embedder
+from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
+from engine.ranking.query import QueryTerms
+from engine.ranking.scope import Scope
 from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
 from engine.sqlite.errors import classify
 from engine.sqlite.indexdb import vector_coverage
-from engine.store import Store
 
 
 class SqliteSearch:

@@ -17,10 +17,10 @@ from typing import Concatenate, ParamSpec, TypeVar
 import apsw
 
 from engine.errors import Database
+from engine.files.store import Store
 from engine.sqlite.db import guarded, has_table, open_state_reader
 from engine.sqlite.state_queue import write_state
 from engine.state_rules import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
-from engine.store import Store
 
 P = ParamSpec("P")
 R = TypeVar("R")

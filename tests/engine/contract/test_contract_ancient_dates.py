@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.scope import ScopeSpec
+from engine.ranking.scope import ScopeSpec
 from engine.search import search
 
 FILES = {

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engine import state
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.search import search
 from slow_indexer import finish, start
 
@@ -33,7 +33,7 @@ AGENT = textwrap.dedent(
     import sys
     from engine import state
     from engine.search import Searcher
-    from engine.store import open_store
+    from engine.files.store import open_store
 
     store = open_store(sys.argv[1])
     with Searcher(store) as searcher:

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from backends import BACKENDS, backend_named
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.pg.target import URL_VARIABLE
 from engine.search import Searcher
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from backends import BACKENDS, backend_named
 from conftest import HashEmbedder
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.pg.target import URL_VARIABLE
-from engine.query import MAX_TERMS
-from engine.scope import ScopeSpec
+from engine.ranking.query import MAX_TERMS
+from engine.ranking.scope import ScopeSpec
 from engine.search import Searcher, search
 
 SYNTAX = [

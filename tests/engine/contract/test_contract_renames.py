@@ -13,13 +13,13 @@ from click.testing import CliRunner
 
 from backends import Backend, memory
 from engine import state
+from engine.agents.service import content_hash_of, read_page, reinforce_memory
+from engine.agents.write import forget
 from engine.cli import cli
-from engine.freshness import Freshness
-from engine.incremental import index_paths
-from engine.indexer import index_store
-from engine.service import content_hash_of, read_page, reinforce_memory
+from engine.indexing.freshness import Freshness
+from engine.indexing.incremental import index_paths
+from engine.indexing.indexer import index_store
 from engine.status import stale_state_paths
-from engine.write import forget
 
 LEXICAL = '[embedder]\nmodel = "none"\n'
 

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backends import BACKENDS, backend_named
-from engine.indexer import index_store
+from engine.indexing.indexer import index_store
 from engine.pg.target import URL_VARIABLE
-from engine.scope import ScopeError, ScopeSpec
+from engine.ranking.scope import ScopeError, ScopeSpec
 from engine.search import search
 
 #: path -> (kind, tags, archived, event_at); every memory's body holds the word "common".

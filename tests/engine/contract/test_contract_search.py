@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from backends import memory
-from engine.assemble import RRF_K
-from engine.indexer import index_store
-from engine.scope import ScopeSpec
+from engine.indexing.indexer import index_store
+from engine.ranking.assemble import RRF_K
+from engine.ranking.scope import ScopeSpec
 from engine.search import CANDIDATE_LIMIT, Searcher, search
 
 # --- what a hit carries ----------------------------------------------------------------------

@@ -10,10 +10,10 @@ import pytest
 from backends import memory
 from conftest import HashEmbedder
 from engine import state
-from engine.indexer import index_store
-from engine.scope import ScopeSpec
+from engine.agents.service import content_hash_of
+from engine.indexing.indexer import index_store
+from engine.ranking.scope import ScopeSpec
 from engine.search import Searcher, search
-from engine.service import content_hash_of
 from engine.status import stale_state_paths, store_status
 
 

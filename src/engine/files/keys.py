@@ -17,8 +17,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from engine.reading import missing_because
-from engine.store import Store, is_memory_name, kind_problem
+from engine.files.reading import missing_because
+from engine.files.store import Store, is_memory_name, kind_problem
 
 
 class PathRefused(ValueError):

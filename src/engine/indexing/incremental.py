@@ -13,9 +13,9 @@ import threading
 from collections.abc import Callable, Iterable
 
 from engine.backend import open_backend
-from engine.embedder import Embedder
-from engine.pipeline import IndexReport, Preparsed, wanted_keys
-from engine.store import Store
+from engine.files.store import Store
+from engine.indexing.embedder import Embedder
+from engine.indexing.pipeline import IndexReport, Preparsed, wanted_keys
 
 
 def index_paths(

@@ -32,13 +32,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.backend import open_backend
-from engine.config import ConfigError
-from engine.embedder import make_embedder
-from engine.incremental import fill_missing, index_paths, indexed_under
-from engine.indexer import index_store
-from engine.pipeline import IndexReport, memory_key
+from engine.files.config import ConfigError
+from engine.files.store import Store, walk
+from engine.indexing.embedder import make_embedder
+from engine.indexing.incremental import fill_missing, index_paths, indexed_under
+from engine.indexing.indexer import index_store
+from engine.indexing.pipeline import IndexReport, memory_key
 from engine.redact import redact
-from engine.store import Store, walk
 
 #: How long to wait before retrying a step that failed (a busy database, a full disk…).
 RETRY_S = 5.0

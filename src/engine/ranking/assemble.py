@@ -7,9 +7,9 @@ CTE unites what they found, and the prior arms (recency, salience) rank only tho
 scores are ordered by the first surviving arm's rank (registry order), then by path.
 
 Weights are trusted configuration and are inlined as numeric literals; everything else is bound
-through the numbered placeholders of :mod:`engine.contract`, which also says which inputs a
+through the numbered placeholders of :mod:`engine.ranking.contract`, which also says which inputs a
 search may lack. The assembler alone decides which arms drop, from the reasons the search gives
-in :class:`~engine.contract.Available`. Dropping an arm never renumbers the others.
+in :class:`~engine.ranking.contract.Available`. Dropping an arm never renumbers the others.
 
 The final SELECT names its columns (:data:`RESULT_COLUMNS`, then ``<arm>_rank`` per arm that
 fired), so the search reads them by name.
@@ -21,7 +21,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.arm_rules import (
+from engine.arms import ARMS, Arm
+from engine.ranking.arm_rules import (
     WEIGHT_RULE,
     RegistryRuleError,
     dialect_sql,
@@ -29,8 +30,7 @@ from engine.arm_rules import (
     validate,
     weight_problem,
 )
-from engine.arms import ARMS, Arm
-from engine.contract import INPUTS, Available, Dialect, dialect
+from engine.ranking.contract import INPUTS, Available, Dialect, dialect
 
 INPUT_BY_NAME = {i.name: i for i in INPUTS}
 

@@ -20,7 +20,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from engine.memory import format_utc
+from engine.files.memory import format_utc
 
 MONTHS = {
     name.lower(): number

@@ -1,10 +1,10 @@
 """The parts of indexing that no database is in: which files a run looks at, what it reads
 of each, and the rows and chunks it makes of them; what a run did, as a report.
 
-Both backends build their runs from these (:mod:`engine.indexer` and :mod:`engine.incremental`
-for SQLite, :mod:`engine.pg.indexer` and :mod:`engine.pg.incremental` for PostgreSQL), so a
-file is scanned, chunked and keyed one way whichever database it goes to, and a backend
-imports this module, never the other backend's.
+Both backends build their runs from these (:mod:`engine.indexing.indexer` and
+:mod:`engine.indexing.incremental` for SQLite, :mod:`engine.pg.indexer` and
+:mod:`engine.pg.incremental` for PostgreSQL), so a file is scanned, chunked and keyed one way
+whichever database it goes to, and a backend imports this module, never the other backend's.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from engine.chunking import chunk_text
-from engine.keys import name_refusal
-from engine.memory import Memory, Skip, format_utc, parse_memory
-from engine.reading import Unreadable, over_limit, read_regular
-from engine.store import Candidate, Store, too_deep, walk
+from engine.files.chunking import chunk_text
+from engine.files.keys import name_refusal
+from engine.files.memory import Memory, Skip, format_utc, parse_memory
+from engine.files.reading import Unreadable, over_limit, read_regular
+from engine.files.store import Candidate, Store, too_deep, walk
 
 #: ``progress(phase, done, total)``; phase is "scan" or "embed".
 Progress = Callable[[str, int, int], None]

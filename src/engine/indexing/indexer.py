@@ -1,9 +1,9 @@
 """Bring a store's index in step with its files: the entry point of a full run.
 
-The run is one loop for both backends (:mod:`engine.index_run`) over the backend's writer
+The run is one loop for both backends (:mod:`engine.indexing.index_run`) over the backend's writer
 (:mod:`engine.sqlite.indexer`, :mod:`engine.pg.indexer`), built from the pure pieces of
-:mod:`engine.pipeline`: a walk, a scan that reads only what changed, chunks keyed by the hash
-of their text so nothing is embedded twice, and a report of what changed, moved and was
+:mod:`engine.indexing.pipeline`: a walk, a scan that reads only what changed, chunks keyed by the
+hash of their text so nothing is embedded twice, and a report of what changed, moved and was
 skipped.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 from engine.backend import open_backend
-from engine.embedder import Embedder, make_embedder
-from engine.pipeline import IndexReport, Progress
-from engine.store import Store, open_store
+from engine.files.store import Store, open_store
+from engine.indexing.embedder import Embedder, make_embedder
+from engine.indexing.pipeline import IndexReport, Progress
 
 
 def index_store(

@@ -34,18 +34,18 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from engine.backend import open_backend
-from engine.embedder import Embedder, EmbedderError
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError, PgError
-from engine.incremental import index_paths
-from engine.keys import resolve_memory
-from engine.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
-from engine.pipeline import parsed_now
-from engine.reading import Unreadable, read_regular
-from engine.scope import ScopeSpec, build_scope
-from engine.splice import SpliceError, splice
+from engine.files.keys import resolve_memory
+from engine.files.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
+from engine.files.reading import Unreadable, read_regular
+from engine.files.splice import SpliceError, splice
+from engine.files.store import Store
+from engine.indexing.embedder import Embedder, EmbedderError
+from engine.indexing.incremental import index_paths
+from engine.indexing.pipeline import parsed_now
+from engine.ranking.scope import ScopeSpec, build_scope
 from engine.sqlite.db import guarded
 from engine.sqlite.errors import DRIVER_ERRORS
-from engine.store import Store
 
 KIND_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 MAX_TITLE_CHARS = 300
@@ -592,7 +592,7 @@ def set_archived(key: str, data: bytes, archived: bool) -> bytes:
     (Markdown) or an ``archived`` meta tag (HTML), and un-archiving a file whose flag is just
     what forget added (the block, or the tag where forget puts it) takes it away again, giving
     back the bytes forget found. Only the edited span is encoded: every other byte is kept as
-    it was, in whatever encoding the page declares (see :mod:`engine.splice`)."""
+    it was, in whatever encoding the page declares (see :mod:`engine.files.splice`)."""
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     try:
         _, codec = decode_memory(key, data)

@@ -2,8 +2,8 @@
 
 This is the server's core without the protocol: one warm :class:`~engine.search.Searcher` (so a
 search costs the statement and one query embedding, not a process start), the write path, and
-the state plane, each call returning a small dict. The MCP glue (:mod:`engine.mcp_server`) only
-declares schemas and maps :class:`ServiceError` to tool errors, so everything here is tested
+the state plane, each call returning a small dict. The MCP glue (:mod:`engine.agents.mcp_server`)
+only declares schemas and maps :class:`ServiceError` to tool errors, so everything here is tested
 without a protocol in the way.
 
 An agent's context is the scarce resource: a search answer is bounded (:data:`BUDGET_BYTES` of
@@ -19,18 +19,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from engine import state as state_plane
-from engine.backend import open_backend
-from engine.embedder import EmbedderError, make_embedder
-from engine.errors import DatabaseError
-from engine.freshness import Freshness
-from engine.keys import resolve_memory
-from engine.memory import Skip, memory_text, parse_memory
-from engine.scope import ScopeSpec
-from engine.search import Hit, Searcher, SearchResult
-from engine.sqlite.db import IndexMissing
-from engine.status import store_status
-from engine.store import Store
-from engine.write import (
+from engine.agents.write import (
     ArchiveResult,
     NotIndexed,
     WriteError,
@@ -38,6 +27,17 @@ from engine.write import (
     read_memory,
     remember,
 )
+from engine.backend import open_backend
+from engine.errors import DatabaseError
+from engine.files.keys import resolve_memory
+from engine.files.memory import Skip, memory_text, parse_memory
+from engine.files.store import Store
+from engine.indexing.embedder import EmbedderError, make_embedder
+from engine.indexing.freshness import Freshness
+from engine.ranking.scope import ScopeSpec
+from engine.search import Hit, Searcher, SearchResult
+from engine.sqlite.db import IndexMissing
+from engine.status import store_status
 
 #: The most JSON a search answer may take, in bytes (agents' tool outputs are small).
 BUDGET_BYTES = 8000
@@ -251,7 +251,7 @@ class Page:
 
 
 def read_page(store: Store, path: str, offset: int = 0, max_chars: int | None = None) -> Page:
-    """Read the memory ``path`` names (by :func:`engine.keys.resolve_memory`) and count the
+    """Read the memory ``path`` names (by :func:`engine.files.keys.resolve_memory`) and count the
     read when the page is its first; ``max_chars`` None reads to the end. The CLI and the MCP
     tool both read through here, so a read is resolved, counted and hashed one way."""
     key, full = resolve_memory(store, path)

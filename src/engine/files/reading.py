@@ -15,7 +15,7 @@ import errno
 import os
 from pathlib import Path
 
-from engine.store import kind_problem
+from engine.files.store import kind_problem
 
 READ_SIZE = 1 << 20
 OPEN_FLAGS = (

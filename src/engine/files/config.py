@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from engine.arm_rules import weight_problem
 from engine.arms import ARMS
-from engine.embedder import DEFAULT_MODEL
+from engine.indexing.embedder import DEFAULT_MODEL
+from engine.ranking.arm_rules import weight_problem
 from engine.redact import hide_passwords_of, redact
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -55,7 +55,7 @@ class ConfigError(ValueError):
 
 def finite_weight(value: object) -> str | None:
     """A weight is a finite number >= 0 (0 drops the arm): the registry's own rule
-    (:func:`engine.arm_rules.weight_problem`), worded for a configuration key."""
+    (:func:`engine.ranking.arm_rules.weight_problem`), worded for a configuration key."""
     problem = weight_problem(value)
     return None if problem is None else f"must be a finite number >= 0 ({problem})"
 

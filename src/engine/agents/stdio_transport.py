@@ -5,10 +5,10 @@ The SDK's own transport hands the SDK any line it can parse and drops the rest s
 at the end of the input the SDK cancels the requests still running: a remember that had
 already written its file then went unanswered, and a client retrying it wrote the memory
 twice. Here each line is first judged
-(:func:`engine.jsonrpc_lines.judge`: a line that is no request the SDK can serve gets its
+(:func:`engine.agents.jsonrpc_lines.judge`: a line that is no request the SDK can serve gets its
 JSON-RPC error answer), and the end of the input reaches the SDK only once every request
 passed on has been answered, or after :data:`DRAIN_SECONDS`, when the SDK cancels what still
-runs (the tools log what a cancelled call had done; see ``engine.mcp_server``).
+runs (the tools log what a cancelled call had done; see ``engine.agents.mcp_server``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from engine.jsonrpc_lines import INVALID_REQUEST, error_line, judge, leading_id
-from engine.stdio_pipes import LineReader, LineWriter, OverlongLine
+from engine.agents.jsonrpc_lines import INVALID_REQUEST, error_line, judge, leading_id
+from engine.agents.stdio_pipes import LineReader, LineWriter, OverlongLine
 
 DRAIN_SECONDS = 60.0
 """How long requests still running at the end of the input are waited for, then cancelled."""

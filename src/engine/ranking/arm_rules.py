@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.contract import (
+from engine.ranking.contract import (
     DIALECTS,
     INPUT_NAMES,
     INPUTS,

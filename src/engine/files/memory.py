@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import yaml
 
-from engine.web_charsets import declared_label, web_codec
+from engine.files.web_charsets import declared_label, web_codec
 
 T = TypeVar("T")
 
@@ -112,9 +112,9 @@ def decode_memory(path: str, data: bytes) -> tuple[str, str]:
 
     Memories are UTF-8. An HTML page that is not may say what it is, as pages saved from the
     web often do (``<meta charset="iso-8859-1">``); that declaration is honoured, as a browser
-    would honour it (:mod:`engine.web_charsets`), so such a page is indexed instead of skipped.
-    Nothing is guessed: a file that is neither UTF-8 nor declares a charset browsers know is
-    skipped with the reason.
+    would honour it (:mod:`engine.files.web_charsets`), so such a page is indexed instead of
+    skipped. Nothing is guessed: a file that is neither UTF-8 nor declares a charset browsers know
+    is skipped with the reason.
     """
     if data.startswith((b"\xff\xfe", b"\xfe\xff")) and is_utf16(data):
         raise Skip("UTF-16 text (it starts with a UTF-16 byte order mark); re-save it as UTF-8")

@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from engine.embedder import Embedder, to_blob
-from engine.pipeline import (
+from engine.files.store import Candidate, Store, walk
+from engine.indexing.embedder import Embedder, to_blob
+from engine.indexing.pipeline import (
     EMBED_BATCH,
     WRITE_BATCH,
     IndexReport,
@@ -38,7 +39,6 @@ from engine.pipeline import (
     scan,
     skipped_fingerprint,
 )
-from engine.store import Candidate, Store, walk
 
 #: (content hash, title, text) of a chunk still without a vector.
 Pending = tuple[str, str, str]

@@ -2,8 +2,8 @@
 
 The store is the folder; everything memsift writes goes under ``<store>/.memsift/``. The
 configuration file is trusted (it belongs to whoever owns the store): it may set arm weights
-and the embedding model, which a search caller never can; :mod:`engine.config` reads and checks
-it.
+and the embedding model, which a search caller never can; :mod:`engine.files.config` reads and
+checks it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.config import Config, load_config
-from engine.memory import MEMORY_SUFFIXES
+from engine.files.config import Config, load_config
+from engine.files.memory import MEMORY_SUFFIXES
 
 STATE_DIR = ".memsift"
 

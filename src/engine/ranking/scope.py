@@ -3,7 +3,7 @@
 A scope is built once per search and pasted into every arm's ``{scope}`` slot, so no arm can
 return a memory the others hide. The default exclusions (archived memories, tasks) are literals
 in the SQL; everything a caller supplies is bound from ``FIRST_SCOPE_PARAM`` on (after the
-statement's fixed placeholders, :mod:`engine.contract`), never interpolated, so a value with
+statement's fixed placeholders, :mod:`engine.ranking.contract`), never interpolated, so a value with
 quotes, ``%``, ``_`` or SQL in it matches only itself.
 
 A list of values (kinds, tags) is bound as ONE value, a JSON array, and read back with
@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.contract import FIRST_SCOPE_PARAM
-from engine.memory import format_utc, parse_iso
+from engine.files.memory import format_utc, parse_iso
+from engine.ranking.contract import FIRST_SCOPE_PARAM
 
 
 class ScopeError(ValueError):

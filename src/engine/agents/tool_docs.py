@@ -1,6 +1,6 @@
 """The MCP tools as a Markdown reference, made from the server's own tool definitions.
 
-The docs build asks the server for its tool list (:func:`engine.mcp_server.tool_definitions`,
+The docs build asks the server for its tool list (:func:`engine.agents.mcp_server.tool_definitions`,
 the same data an MCP client receives) and renders it here, the way the command line reference
 is rendered from click: a parameter, a limit or a description changed in the code changes the
 page, and nothing written by hand can disagree with it. Pure: definitions in, Markdown out.

@@ -1,10 +1,10 @@
 """``memsift serve``: the store as an MCP server over stdio (the official ``mcp`` SDK, 2.x).
 
 Thin glue: each tool declares its input schema (with limits), its output schema and a
-description that tells an agent when to use it, then calls :class:`engine.service.MemoryService`.
-Anything the service refuses becomes a tool error with the service's one-line message, and the
-server keeps serving. This module is imported only by ``serve`` (and the docs build), so no
-other command pays for loading the SDK.
+description that tells an agent when to use it, then calls
+:class:`engine.agents.service.MemoryService`. Anything the service refuses becomes a tool error with
+the service's one-line message, and the server keeps serving. This module is imported only by
+``serve`` (and the docs build), so no other command pays for loading the SDK.
 """
 
 from __future__ import annotations
@@ -25,11 +25,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
-from engine import stdio_pipes
-from engine.freshness import Freshness
-from engine.redact import redact, redact_logging
-from engine.scope import ScopeSpec
-from engine.service import (
+from engine.agents import stdio_pipes
+from engine.agents.service import (
     ERRORS,
     MAX_READ_CHARS,
     MAX_SEARCH_LIMIT,
@@ -38,9 +35,12 @@ from engine.service import (
     SearchArgs,
     compact,
 )
+from engine.agents.stdio_transport import stdio_streams
+from engine.files.store import Store
+from engine.indexing.freshness import Freshness
+from engine.ranking.scope import ScopeSpec
+from engine.redact import redact, redact_logging
 from engine.sqlite.errors import DRIVER_ERRORS
-from engine.stdio_transport import stdio_streams
-from engine.store import Store
 from engine.terminal import printable
 from engine.version import memsift_version
 
@@ -514,8 +514,8 @@ def interrupted(log: Callable[[str], None]) -> None:
 
 
 def run_stdio(server: MCPServer, log: Callable[[str], None]) -> None:
-    """Serve over stdin/stdout through memsift's transport (see :mod:`engine.stdio_transport`
-    and :mod:`engine.stdio_pipes`); on Windows through the SDK's own."""
+    """Serve over stdin/stdout through memsift's transport (see :mod:`engine.agents.stdio_transport`
+    and :mod:`engine.agents.stdio_pipes`); on Windows through the SDK's own."""
     # The SDK's MCPServer.run_stdio_async is exactly this with its threaded streams; the
     # low-level server is reached the same way it does (mcp pinned to 2.x).
     lowlevel = getattr(server, "_lowlevel_server", None)
