@@ -20,8 +20,8 @@ from pathlib import Path
 import apsw
 import apsw.ext
 
-from engine.search import attach_state
 from engine.sqlite.db import ensure_vector_table, open_index, open_state
+from engine.sqlite.search import attach_state
 
 
 class Refused(Exception):
