@@ -71,10 +71,10 @@ class EmbedderThatDies(HashEmbedder):
 def test_an_interrupted_first_embedding_run_says_how_far_it_got(
     make_store, hash_embedder, monkeypatch
 ):
-    from engine.sqlite import indexer
+    from engine.indexing import index_run
 
     store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
-    monkeypatch.setattr(indexer, "EMBED_BATCH", 3)
+    monkeypatch.setattr(index_run, "EMBED_BATCH", 3)
     with pytest.raises(Killed):
         index_store(store, embedder=EmbedderThatDies(batches=1))
     result = search(store, "body", embedder=hash_embedder)
@@ -88,10 +88,10 @@ def test_an_interrupted_first_embedding_run_says_how_far_it_got(
 def test_a_lexical_run_after_an_interrupted_one_still_says_how_far_embedding_got(
     make_store, hash_embedder, monkeypatch
 ):
-    from engine.sqlite import indexer
+    from engine.indexing import index_run
 
     store = make_store({f"n{i}.md": memory(f"N{i}", f"body {i}") for i in range(10)})
-    monkeypatch.setattr(indexer, "EMBED_BATCH", 4)
+    monkeypatch.setattr(index_run, "EMBED_BATCH", 4)
     with pytest.raises(Killed):
         index_store(store, embedder=EmbedderThatDies(batches=1))
     index_store(store, embed=False)
