@@ -168,8 +168,15 @@ class Freshness:
             "pending_files": pending,
             "filling_vectors": self.filling_vectors,
             "last_change": self.last_change,
-            "last_error": self.last_error,
+            # While the folder is gone that is the error, whatever a step that was running
+            # when it went reported after it (an index run cut off by the deletion fails too).
+            "last_error": self._gone_error() or self.last_error,
         }
+
+    def _gone_error(self) -> str | None:
+        if not self._gone:
+            return None
+        return f"the store folder {self.store.root} is gone; waiting for it to return"
 
     def notify(self, keys: set[str], folders: set[str] | None = None) -> None:
         """Queue memory ``keys`` for indexing, and other changed paths that may be ``folders``
@@ -200,8 +207,8 @@ class Freshness:
             return identity, False
         self._watching.clear()
         self._gone = True
-        self.last_error = f"the store folder {self.store.root} is gone; waiting for it to return"
-        self.log(self.last_error)
+        self.last_error = self._gone_error()
+        self.log(str(self.last_error))
         while identity is None and not self._stop.wait(0.5):
             identity = self._root_identity()
         if identity is not None:
