@@ -39,6 +39,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "ARMS",
+    "Arm",
+]
+
 
 @dataclass(frozen=True)
 class Arm:

@@ -20,7 +20,7 @@ import click
 
 from engine import state as state_plane
 from engine.arms import ARMS
-from engine.errors import DatabaseError
+from engine.errors import DatabaseError, IndexMissing
 from engine.files.store import Store, StoreError, open_store
 from engine.indexing.embedder import EmbedderError
 from engine.indexing.indexer import index_store
@@ -28,7 +28,6 @@ from engine.indexing.progress import periodic_progress
 from engine.ranking.scope import ScopeError, ScopeSpec
 from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.search import SearchResult, search, shown_param
-from engine.sqlite.db import IndexMissing
 from engine.sqlite.errors import DRIVER_ERRORS
 from engine.status import stale_state_paths, store_status
 from engine.terminal import printable

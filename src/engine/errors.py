@@ -140,3 +140,8 @@ class PgError(ValueError):
 
     Defined here, not beside the driver, so a surface can catch it without loading the
     PostgreSQL backend (:mod:`engine.pg.driver` raises it)."""
+
+
+class IndexMissing(FileNotFoundError):
+    """The store has not been indexed yet (on either backend: the message says which index and
+    how to make it)."""

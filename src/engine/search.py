@@ -28,6 +28,20 @@ from engine.ranking.query import QueryTerms, sanitize
 from engine.ranking.scope import ScopeSpec, build_scope
 from engine.ranking.when import query_window
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "CANDIDATE_LIMIT",
+    "DEFAULT_LIMIT",
+    "MAX_EMBED_QUERY_CHARS",
+    "MAX_LIMIT",
+    "ArmHit",
+    "Hit",
+    "SearchResult",
+    "Searcher",
+    "run_search",
+    "search",
+]
+
 DEFAULT_LIMIT = 10
 #: How many candidates each query arm offers to the fusion; chosen with the weights (40 and
 #: 100 were tried on every evaluation set, and the deeper lists won on each).

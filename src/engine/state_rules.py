@@ -15,6 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+#: How long a state write keeps trying while another process holds the state plane's lock (or,
+#: on PostgreSQL, while serialization failures repeat), in seconds: several busy timeouts, so a
+#: long transaction elsewhere is waited out, not lost. Both backends' write paths obey it.
+WRITE_DEADLINE_S = 60.0
+#: Pause between two tries once the database's own wait has run out.
+RETRY_PAUSE_S = 0.05
+
 #: Weight of a new outcome in the moving average: the last ~3 outcomes dominate.
 OUTCOME_ALPHA = 0.3
 

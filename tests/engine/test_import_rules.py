@@ -371,3 +371,23 @@ def test_memsift_index_search_and_serve_load_no_measurement(tmp_path, command):
     done = run_child(CLI_LOADED, "--store", str(tmp_path), *command)  # serve: stdin at its end
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1] == "measure loaded: []"
+
+
+BACKENDS = ("engine.sqlite", "engine.pg")
+
+
+def backend_of(name: str) -> str | None:
+    return next((b for b in BACKENDS if name == b or name.startswith(b + ".")), None)
+
+
+def test_neither_backend_imports_the_other():
+    """What both backends share lives outside them (pipeline, index_run, state_rules, errors),
+    so a change inside one backend can never break the other."""
+    crossings = [
+        f"{name} imports {other}"
+        for name in engine_modules()
+        if (home := backend_of(name)) is not None
+        for other in imported(name)
+        if backend_of(other) not in (None, home)
+    ]
+    assert crossings == []

@@ -12,11 +12,11 @@ import pytest
 
 from engine import state as state_plane
 from engine.agents.write import forget, remember
+from engine.errors import IndexMissing
 from engine.indexing.indexer import index_store
 from engine.pg.driver import PgError
 from engine.ranking.scope import ScopeSpec
 from engine.search import Searcher, search
-from engine.sqlite.db import IndexMissing
 from engine.status import store_status
 
 MEMORIES = {

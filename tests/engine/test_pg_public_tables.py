@@ -9,9 +9,9 @@ import pytest
 
 from backends import named_store as make
 from engine import state as state_plane
+from engine.errors import IndexMissing
 from engine.indexing.indexer import index_store
 from engine.search import search
-from engine.sqlite.db import IndexMissing
 
 
 def another_apps_tables(url: str) -> None:

@@ -28,7 +28,7 @@ from engine.agents.write import (
     remember,
 )
 from engine.backend import open_backend
-from engine.errors import DatabaseError
+from engine.errors import DatabaseError, IndexMissing
 from engine.files.keys import resolve_memory
 from engine.files.memory import Skip, memory_text, parse_memory
 from engine.files.store import Store
@@ -36,8 +36,13 @@ from engine.indexing.embedder import EmbedderError, make_embedder
 from engine.indexing.freshness import Freshness
 from engine.ranking.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
-from engine.sqlite.db import IndexMissing
 from engine.status import store_status
+
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "MemoryService",
+    "SearchArgs",
+]
 
 #: The most JSON a search answer may take, in bytes (agents' tool outputs are small).
 BUDGET_BYTES = 8000

@@ -322,7 +322,8 @@ def staging_folder(store: Store, destination: Path) -> tuple[Path, str]:
     mount), the file is staged in ``destination`` itself under a hidden name, which neither the
     indexer nor the watcher reads."""
     folder = store.state_dir / TEMP_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    store.state_dir.mkdir(exist_ok=True)  # never the store folder: a deleted store stays gone
+    folder.mkdir(exist_ok=True)
     clear_stale_temps(folder)
     if os.stat(folder).st_dev == os.stat(destination).st_dev:
         return folder, "write-"

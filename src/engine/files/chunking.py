@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import re
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "chunk_text",
+]
+
 MIN_CHARS = 1000
 MAX_CHARS = 2000
 

@@ -28,6 +28,14 @@ from engine.indexing.embedder import DEFAULT_MODEL
 from engine.ranking.arm_rules import weight_problem
 from engine.redact import hide_passwords_of, redact
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "DEFAULT_EF_SEARCH",
+    "DEFAULT_WORK_MEM",
+    "Config",
+    "database_url",
+]
+
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 #: The abstention floor, calibrated on the evaluation sets (benchmarks/fusion_lab.py abstention).
 DEFAULT_MIN_SIMILARITY = 0.25

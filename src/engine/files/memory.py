@@ -20,6 +20,11 @@ import yaml
 
 from engine.files.web_charsets import declared_label, web_codec
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "parse_memory",
+]
+
 T = TypeVar("T")
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})

@@ -18,6 +18,12 @@ from pathlib import Path
 from engine.files.config import Config, load_config
 from engine.files.memory import MEMORY_SUFFIXES
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "Store",
+    "open_store",
+]
+
 STATE_DIR = ".memsift"
 
 

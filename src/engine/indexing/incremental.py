@@ -17,6 +17,11 @@ from engine.files.store import Store
 from engine.indexing.embedder import Embedder
 from engine.indexing.pipeline import IndexReport, Preparsed, wanted_keys
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "index_paths",
+]
+
 
 def index_paths(
     store: Store,

@@ -16,6 +16,11 @@ from engine.files.store import Store, open_store
 from engine.indexing.embedder import Embedder, make_embedder
 from engine.indexing.pipeline import IndexReport, Progress
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "index_store",
+]
+
 
 def index_store(
     store: Store | str | os.PathLike[str],

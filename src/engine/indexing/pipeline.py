@@ -26,6 +26,12 @@ from engine.files.memory import Memory, Skip, format_utc, parse_memory
 from engine.files.reading import Unreadable, over_limit, read_regular
 from engine.files.store import Candidate, Store, too_deep, walk
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "embed_text",
+    "text_hash",
+]
+
 #: ``progress(phase, done, total)``; phase is "scan" or "embed".
 Progress = Callable[[str, int, int], None]
 

@@ -28,6 +28,16 @@ from engine.measure.results_schema import METRICS
 from engine.ranking.assemble import AssemblyError, resolve_weights
 from engine.search import search
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "KEEP_MARKER",
+    "evaluate",
+    "find_sets",
+    "load_set",
+    "mark_keep_folder",
+    "write_store",
+]
+
 #: The metrics eval reports, in order: the results schema's list (one home for both).
 METRIC_NAMES = tuple(key for key, _ in METRICS)
 RUN_DEPTH = 100

@@ -20,6 +20,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "Ranking",
+    "ranking",
+]
+
 
 class RankingArm(Protocol):
     """What an arm must carry to be fingerprinted: ``engine.arms.Arm`` and the docs plugin's

@@ -31,6 +31,58 @@ from typing import Generic, TypeVar
 from engine.measure.fingerprint import Ranking
 from engine.measure.typed_json import ShapeError, dumps, json_key, key_of, load
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "FORMAT",
+    "LAB",
+    "LATENCY",
+    "MCP",
+    "METRICS",
+    "PAGE_FILES",
+    "QUALITY",
+    "QUALITY_PG",
+    "SCALE",
+    "AnswerBytes",
+    "ArmAblation",
+    "BackendSet",
+    "Calibration",
+    "FloorPoint",
+    "Fold",
+    "Git",
+    "LabResults",
+    "LatencyResults",
+    "Lever",
+    "LeverTrials",
+    "LoadWindow",
+    "Machine",
+    "McpResults",
+    "McpSettings",
+    "McpStoreBuild",
+    "Metrics",
+    "PgQualityResults",
+    "QualityResults",
+    "QualitySet",
+    "ResultsError",
+    "ResultsFile",
+    "ScaleResults",
+    "ScaleSearch",
+    "ScaleSettings",
+    "ScaleStore",
+    "ServerStart",
+    "SetCalibration",
+    "SoakCheck",
+    "SoakResults",
+    "SoakRun",
+    "SoakSettings",
+    "Stamp",
+    "StoreMcp",
+    "Target",
+    "Timing",
+    "Tuning",
+    "read_results",
+    "write_results",
+]
+
 #: The layout of every results file; a file of another layout is refused with the fix.
 FORMAT = 2
 

@@ -21,6 +21,13 @@ import typing
 from functools import cache
 from typing import Any, TypeVar
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "ShapeError",
+    "dump",
+    "load",
+]
+
 T = TypeVar("T")
 
 #: Field metadata naming the JSON key of a field whose key is not a Python name ("ndcg@10").

@@ -22,6 +22,11 @@ from engine.pg.target import DatabaseTarget
 from engine.ranking.contract import named, pyformat
 from engine.redact import hide_passwords_of, redact
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "connect",
+]
+
 EXTRA_HINT = "pip install 'memsift[postgres]'"
 
 

@@ -24,8 +24,15 @@ same stop words as on SQLite, so a negation or a qualifier still counts in a doc
 
 from __future__ import annotations
 
+from engine.errors import IndexMissing
 from engine.pg.driver import PgConnection, PgError, guarded, register_vectors
-from engine.sqlite.db import IndexMissing
+
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "HNSW_INDEX",
+    "build_hnsw",
+    "ensure_schema",
+]
 
 #: 2: ``chunks.length`` and ``fts_totals`` (BM25). A layout-1 index is upgraded in place by the
 #: next index run (lengths and totals are computed from the tsvectors it already holds).

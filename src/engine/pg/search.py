@@ -26,6 +26,11 @@ from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.query import QueryTerms
 from engine.ranking.scope import Scope
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "PgSearchBackend",
+]
+
 #: Does some chunk in scope hold every term? (The SQLite probe's question, in PostgreSQL.)
 PROBE = (
     "SELECT 1 FROM chunks AS c JOIN files AS f ON f.id = c.file_id "

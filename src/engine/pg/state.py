@@ -19,8 +19,16 @@ from engine.pg.driver import PgConnection, connect, guarded, psycopg_module
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import ensure_state_plane, own_relation
 from engine.pg.target import DatabaseTarget
-from engine.sqlite import state_queue
-from engine.state_rules import OUTCOME_ALPHA, Access, Present, now_utc, paths_of, planned_moves
+from engine.state_rules import (
+    OUTCOME_ALPHA,
+    RETRY_PAUSE_S,
+    WRITE_DEADLINE_S,
+    Access,
+    Present,
+    now_utc,
+    paths_of,
+    planned_moves,
+)
 
 SELECT = (
     "SELECT path, access_count, last_accessed_at, outcome_score FROM state_access WHERE path = %s"
@@ -87,9 +95,9 @@ def upsert(target: DatabaseTarget, store: Store, path: str, sql: str, params: ob
     lock. A database whose default is REPEATABLE READ or SERIALIZABLE (set by its owner)
     instead rolls one of them back ("could not serialize access"), and a deadlock rolls one
     back under any isolation; PostgreSQL's answer to both is to run the transaction again,
-    so it is, until :data:`engine.sqlite.state_queue.WRITE_DEADLINE_S` has passed."""
+    so it is, until :data:`engine.sqlite.WRITE_DEADLINE_S` has passed."""
     errors = psycopg_module().errors
-    deadline = time.monotonic() + state_queue.WRITE_DEADLINE_S
+    deadline = time.monotonic() + WRITE_DEADLINE_S
     conn = connect(target, vectors=False)
     try:
         with guarded(target):
@@ -100,7 +108,7 @@ def upsert(target: DatabaseTarget, store: Store, path: str, sql: str, params: ob
                 except (errors.SerializationFailure, errors.DeadlockDetected):
                     if time.monotonic() >= deadline:
                         raise
-                    time.sleep(random.uniform(0, state_queue.RETRY_PAUSE_S))
+                    time.sleep(random.uniform(0, RETRY_PAUSE_S))
     finally:
         conn.close()
 

@@ -24,6 +24,19 @@ from engine.ranking.contract import (
     placeholders,
 )
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "LABEL_RULE",
+    "WEIGHT_RULE",
+    "arm_problems",
+    "dialect_sql",
+    "label_problem",
+    "name_problem",
+    "reads_query",
+    "registry_problems",
+    "weight_problem",
+]
+
 #: An arm's name becomes part of SQL identifiers (``arm_<name>``, ``<name>_rank``), a key of
 #: ``config.toml``'s ``[weights]`` and of ``--json`` output: a lower-case word, no quoting.
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")

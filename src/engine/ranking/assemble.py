@@ -32,6 +32,13 @@ from engine.ranking.arm_rules import (
 )
 from engine.ranking.contract import INPUTS, Available, Dialect, dialect
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "RRF_K",
+    "AssemblyError",
+    "assemble",
+]
+
 INPUT_BY_NAME = {i.name: i for i in INPUTS}
 
 #: The fusion constant k in ``weight / (k + rank)``. Smaller k lets a first place count for

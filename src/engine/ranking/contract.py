@@ -18,6 +18,20 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "DIALECTS",
+    "FIRST_SCOPE_PARAM",
+    "INPUTS",
+    "INPUT_NAMES",
+    "PARAMS",
+    "Available",
+    "Dialect",
+    "bind",
+    "bound_prefix",
+    "described",
+]
+
 
 @dataclass(frozen=True)
 class Input:

@@ -19,6 +19,12 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "quote",
+    "sanitize",
+]
+
 #: A query longer than this is cut; the result says so.
 MAX_TERMS = 64
 

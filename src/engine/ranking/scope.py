@@ -27,6 +27,12 @@ from dataclasses import dataclass
 from engine.files.memory import format_utc, parse_iso
 from engine.ranking.contract import FIRST_SCOPE_PARAM
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "ScopeSpec",
+    "build_scope",
+]
+
 
 class ScopeError(ValueError):
     """A scope value that cannot be used (e.g. a date that is not a date).

@@ -22,6 +22,11 @@ from dataclasses import dataclass
 
 from engine.files.memory import format_utc
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "query_window",
+]
+
 MONTHS = {
     name.lower(): number
     for number in range(1, 13)

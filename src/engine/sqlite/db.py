@@ -20,9 +20,19 @@ from time import sleep
 import apsw
 import sqlite_vec
 
-from engine.errors import Database, DatabaseError, Problem
+from engine.errors import Database, DatabaseError, IndexMissing, Problem
 from engine.sqlite import knn
 from engine.sqlite.errors import classify, from_exception
+
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "connect",
+    "ensure_vector_table",
+    "open_index",
+    "open_index_reader",
+    "open_state",
+    "write_meta",
+]
 
 INDEX_SCHEMA_VERSION = "4"
 BUSY_TIMEOUT_MS = 10_000
@@ -120,10 +130,6 @@ CREATE TABLE IF NOT EXISTS access(
     content_hash     TEXT
 );
 """
-
-
-class IndexMissing(FileNotFoundError):
-    """The store has not been indexed yet."""
 
 
 def connect(
@@ -288,7 +294,9 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
         raise IndexMissing(f"{path}: no index yet; run `memsift index` in the store first")
     require_writable(Database.INDEX, path)
     with guarded(Database.INDEX, path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # .memsift/ only: a store folder deleted meanwhile (rm -rf) must stay gone, not be
+        # made again around a new database by a watcher that was still writing.
+        path.parent.mkdir(exist_ok=True)
         conn = connect(path)
         if not create:
             return conn
@@ -454,7 +462,9 @@ def open_state(path: Path) -> apsw.Connection:
     (FULL), since unlike the index this database cannot be rebuilt."""
     require_writable(Database.STATE, path)
     with guarded(Database.STATE, path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # .memsift/ only: a store folder deleted meanwhile (rm -rf) must stay gone, not be
+        # made again around a new database by a watcher that was still writing.
+        path.parent.mkdir(exist_ok=True)
         conn = connect(path)
         conn.execute("PRAGMA synchronous=FULL")
         with conn:

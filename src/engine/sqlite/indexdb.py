@@ -19,10 +19,15 @@ from pathlib import Path
 
 import apsw
 
-from engine.errors import DatabaseError
+from engine.errors import DatabaseError, IndexMissing
 from engine.indexing.pipeline import FileRow, KnownFile
 from engine.ranking.contract import bind, bound_prefix
-from engine.sqlite.db import IndexMissing, ensure_vector_table, open_index_reader, write_meta
+from engine.sqlite.db import ensure_vector_table, open_index_reader, write_meta
+
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "record_coverage",
+]
 
 # --- files -------------------------------------------------------------------------------------
 

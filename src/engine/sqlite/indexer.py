@@ -55,7 +55,7 @@ def index_run(
 ) -> IndexReport:
     """A full run on SQLite: one at a time per store (the run lock), errors naming index.db."""
     with guarded(Database.INDEX, store.index_path):
-        store.state_dir.mkdir(parents=True, exist_ok=True)
+        store.state_dir.mkdir(exist_ok=True)  # never the store folder itself
         with run_lock(store.state_dir / LOCK_NAME):
             return run_index(store, store.config().max_file_bytes, embedder, progress, report)
 

@@ -23,6 +23,13 @@ import apsw.ext
 from engine.sqlite.db import ensure_vector_table, open_index, open_state
 from engine.sqlite.search import attach_state
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "EmptyIndex",
+    "Refused",
+    "empty_index",
+]
+
 
 class Refused(Exception):
     """SQLite would not prepare the statement; ``str()`` is SQLite's own reason."""

@@ -26,6 +26,13 @@ from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
 from engine.sqlite.errors import classify
 from engine.sqlite.indexdb import vector_coverage
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "SqliteSearch",
+    "attach_state",
+    "choose_fts_form",
+]
+
 
 class SqliteSearch:
     """Searches of one store's ``index.db`` (its state plane attached once there is one)."""

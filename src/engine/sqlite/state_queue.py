@@ -32,14 +32,10 @@ import apsw
 
 from engine.errors import Database, DatabaseError, Problem
 from engine.sqlite.db import immediate, open_state
+from engine.state_rules import RETRY_PAUSE_S, WRITE_DEADLINE_S
 
 T = TypeVar("T")
 
-#: How long a state write keeps trying while another process holds state.db's write lock, in
-#: seconds: several busy timeouts, so a long transaction elsewhere is waited out, not lost.
-WRITE_DEADLINE_S = 60.0
-#: Pause between two tries once the busy timeout has run out (SQLite waited already).
-RETRY_PAUSE_S = 0.05
 
 #: One write: runs inside the group's transaction, on its connection.
 Write = Callable[[apsw.Connection], T]

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from engine.errors import Database
+from engine.errors import Database, IndexMissing
 from engine.files.store import Store
 from engine.ranking.scope import Scope
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
-from engine.sqlite.db import IndexMissing, guarded, open_index, open_index_reader, read_meta
+from engine.sqlite.db import guarded, open_index, open_index_reader, read_meta
 from engine.sqlite.indexer import pending_changes
 from engine.status_report import status_report
 

@@ -12,10 +12,10 @@ import pytest
 
 from backends import memory
 from conftest import HashEmbedder
+from engine.errors import IndexMissing
 from engine.indexing.indexer import index_store
 from engine.ranking.scope import ScopeSpec
 from engine.search import Searcher, search
-from engine.sqlite.db import IndexMissing
 
 
 @pytest.fixture
