@@ -236,7 +236,8 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-@cli.command(name="search")
+@cli.command(name="search", epilog="A word typed as title:word, body:word or tags:word (or a "
+    "quoted phrase after the prefix) must occur in that part of a memory.")
 @click.argument("query")
 @click.option(
     "--limit",

@@ -77,7 +77,7 @@ def test_control_characters_and_nul_separate_words():
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("title:staging", ("title", "staging")),
+        ("title:staging", ("staging",)),  # a column filter, not a word (see below)
         ("staging*", ("staging",)),
         ("^staging", ("staging",)),
         ("(staging OR db)", ("staging", "or", "db")),
@@ -282,7 +282,8 @@ ROWS = (
 def fts() -> apsw.Connection:
     conn = connect(":memory:")
     conn.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61 remove_diacritics 2')"
+        "CREATE VIRTUAL TABLE t USING fts5(title, body, tags, "
+        "tokenize='porter unicode61 remove_diacritics 2')"
     )
     for body in ROWS:
         conn.execute("INSERT INTO t(body) VALUES (?)", (body,))
@@ -323,7 +324,8 @@ def test_any_form_matches_when_all_form_does_not(fts):
     assert (match(fts, terms.all_form()), sorted(match(fts, terms.any_form()))) == ([], [1, 6])
 
 
-FORM = re.compile(r'"[^"]+"(?: (AND|OR) "[^"]+")*')
+TERM = r'(?:(?:title|body|tags) : )?"[^"]+"'
+FORM = re.compile(f"{TERM}(?: (AND|OR) {TERM})*")
 
 HOSTILE = st.lists(
     st.sampled_from(
@@ -380,3 +382,58 @@ def test_hundred_kilobyte_query_gives_forms_fts5_accepts(fts):
 def test_words_of_every_term_are_non_empty_and_quote_free():
     terms = sanitize('a"b" "c""d" e\'f "')
     assert all(word and '"' not in word for word in terms.words)
+
+
+# --- column prefixes -----------------------------------------------------------------------
+
+
+def test_a_column_prefix_limits_the_next_word_and_is_no_word_itself():
+    terms = sanitize("title:release cadence")
+    assert (terms.words, terms.all_form(), terms.any_form()) == (
+        ("release", "cadence"),
+        'title : "release" AND "cadence"',
+        'title : "release" OR "cadence"',
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "form"),
+    [
+        ("Title:Release", 'title : "release"'),
+        ("tag:deploy", 'tags : "deploy"'),
+        ("tags:deploy", 'tags : "deploy"'),
+        ("title: cadence", 'title : "cadence"'),  # the prefix then a space: the next word
+        ('body:"connection pool" size', 'body : "connection pool" AND "size"'),
+        ("title:the", 'title : "the"'),  # a filtered stop word is what was asked for
+    ],
+)
+def test_column_prefixes_as_users_type_them(text, form):
+    assert sanitize(text).all_form() == form
+
+
+def test_a_filtered_phrase_keeps_its_column_word_by_word_in_the_any_form():
+    assert sanitize('body:"connection pool"').any_form() == 'body : "connection" OR body : "pool"'
+
+
+@pytest.mark.parametrize("text", ["http://example.org: what", "a:b", "ratio 3:2", "title:"])
+def test_any_other_colon_is_a_separator_and_never_a_filter(text):
+    terms = sanitize(text)
+    assert not terms.filtered and ":" not in "".join(terms.words)
+
+
+def test_a_backend_without_column_filters_gets_the_bare_terms():
+    terms = sanitize("title:release cadence")
+    assert (terms.all_form(columns=False), terms.any_form(columns=False)) == (
+        '"release" AND "cadence"',
+        '"release" OR "cadence"',
+    )
+
+
+def test_a_column_filter_matches_only_that_column(fts):
+    conn = fts
+    conn.execute("INSERT INTO t(rowid, title, body) VALUES (100, 'release cadence', 'weekly')")
+    conn.execute("INSERT INTO t(rowid, title, body) VALUES (101, 'weekly', 'release cadence')")
+    assert (
+        match(conn, sanitize("title:release cadence").all_form()),
+        sorted(match(conn, sanitize("release cadence").all_form())),
+    ) == ([100], [100, 101])

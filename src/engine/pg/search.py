@@ -48,6 +48,8 @@ class PgSearchBackend:
     """Searches of one team store, on one read-only connection kept open between them."""
 
     dialect = "postgresql"
+    #: ``title:``/``body:``/``tags:`` prefixes are not applied here (see run_search's note).
+    column_filters = False
 
     def __init__(self, target: DatabaseTarget) -> None:
         self.target = target
@@ -148,7 +150,8 @@ class PgSearchBackend:
 
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
         """As on SQLite: the all-terms form when some chunk in scope holds every term."""
-        all_form, any_form = terms.all_form(), terms.any_form()
+        # websearch text has no column filters: the terms match any column (the result says so)
+        all_form, any_form = terms.all_form(columns=False), terms.any_form(columns=False)
         if all_form is None or any_form is None:
             return None, None
         every, some = websearch_text(all_form), websearch_text(any_form)

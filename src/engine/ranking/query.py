@@ -12,10 +12,17 @@ words, or a natural question would almost never find a memory holding all of the
 asks a one-row probe which form to bind. The stop list is kept to
 words that carry no fact: negations (not, never, no), "can"/"cannot", "before"/"after" and
 other qualifiers stay, because a memory and its wrong-fact twin often differ by exactly one.
+
+A term may name the column it must occur in, as a search box lets one: ``title:cadence``,
+``tags:deploy`` (or ``tag:``), ``body:"connection pool"``. The prefix is a filter, never a
+query word, and becomes an FTS5 column filter (``title : "cadence"``); a colon anywhere else is
+a separator like any other punctuation. A backend that cannot filter by column binds the bare
+term (:meth:`QueryTerms.all_form` with ``columns=False``) and says so.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -39,38 +46,75 @@ STOP_WORDS = frozenset(
 )
 
 
+#: The FTS5 columns a query term may be limited to, by the prefix a user types.
+COLUMNS = {"title": "title", "body": "body", "tags": "tags", "tag": "tags"}
+#: A column prefix at the start of a whitespace-separated token: ``title:`` or ``title:word``.
+PREFIX = re.compile(r"^(" + "|".join(COLUMNS) + r"):", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class QueryTerms:
-    """The query's terms: each a tuple of words (more than one word: a phrase)."""
+    """The query's terms: each a tuple of words (more than one word: a phrase), with the
+    column each is limited to (None: any), in the same order."""
 
     terms: tuple[tuple[str, ...], ...]
     truncated: bool = False
+    columns: tuple[str | None, ...] = ()
+
+    def column_of(self, index: int) -> str | None:
+        return self.columns[index] if index < len(self.columns) else None
+
+    @property
+    def filtered(self) -> bool:
+        """Whether some term is limited to a column."""
+        return any(c is not None for c in self.columns)
 
     @property
     def words(self) -> tuple[str, ...]:
         return tuple(word for term in self.terms for word in term)
 
+    def _content(self) -> list[tuple[tuple[str, ...], str | None]]:
+        """(term, column) of the terms that carry meaning: single stop words out (phrases and
+        column-filtered terms stay), unless stop words are all there is."""
+        pairs = [(t, self.column_of(i)) for i, t in enumerate(self.terms)]
+        kept = [(t, c) for t, c in pairs if len(t) > 1 or c is not None or t[0] not in STOP_WORDS]
+        return kept or pairs
+
     @property
     def content_terms(self) -> tuple[tuple[str, ...], ...]:
-        """The terms that carry meaning: single stop words out (phrases stay whole), unless
-        stop words are all there is, in which case they are the query."""
-        kept = tuple(t for t in self.terms if len(t) > 1 or t[0] not in STOP_WORDS)
-        return kept or self.terms
+        """The terms that carry meaning (see :meth:`_content`)."""
+        return tuple(t for t, _ in self._content())
 
-    def all_form(self) -> str | None:
-        """Every content term required; None when there are no terms."""
-        return " AND ".join(quote(t) for t in self.content_terms) or None
+    def all_form(self, *, columns: bool = True) -> str | None:
+        """Every content term required; None when there are no terms. ``columns=False``
+        drops the column filters (for a backend without them)."""
+        return (
+            " AND ".join(filtered(quote(t), c if columns else None) for t, c in self._content())
+            or None
+        )
 
-    def any_form(self) -> str | None:
+    def any_form(self, *, columns: bool = True) -> str | None:
         """Any word suffices; stop words are dropped unless they are all there is.
 
         Phrases are opened into their words here: this is the lenient form, bound only when
         no memory holds every term, and a quoted span in natural text (a line of dialogue, a
         quoted error message) rarely occurs verbatim, while its words still carry the topic.
+        A filtered phrase's words keep its column.
         """
-        words = list(dict.fromkeys(self.words))
-        kept = [w for w in words if w not in STOP_WORDS]
-        return " OR ".join(quote((w,)) for w in (kept or words)) or None
+        pairs = list(
+            dict.fromkeys(
+                (w, self.column_of(i) if columns else None)
+                for i, t in enumerate(self.terms)
+                for w in t
+            )
+        )
+        kept = [(w, c) for w, c in pairs if c is not None or w not in STOP_WORDS]
+        return " OR ".join(filtered(quote((w,)), c) for w, c in (kept or pairs)) or None
+
+
+def filtered(term: str, column: str | None) -> str:
+    """An FTS5 string limited to ``column`` (a name from :data:`COLUMNS`) when one is given."""
+    return f"{column} : {term}" if column else term
 
 
 def quote(term: tuple[str, ...]) -> str:
@@ -100,18 +144,39 @@ def words_of(text: str) -> list[str]:
 
 
 def sanitize(text: str, max_terms: int = MAX_TERMS) -> QueryTerms:
-    """Reduce free text to terms. Quoted spans are phrases only when their quote is closed."""
+    """Reduce free text to terms. Quoted spans are phrases only when their quote is closed; a
+    column prefix (``title:``) limits the word or quoted span right after it."""
     parts = text.split('"')
     if len(parts) % 2 == 0:  # an odd number of quotes: the last one is unbalanced, ignore it
         parts[-2:] = [parts[-2] + " " + parts[-1]]
-    terms: list[tuple[str, ...]] = []
+    found: list[tuple[tuple[str, ...], str | None]] = []
     cut = False
+    pending: str | None = None  # a prefix typed just before a quoted span or a word
     for index, part in enumerate(parts):
-        words = words_of(part)
-        if index % 2 == 1 and len(words) > 1:
-            cut = cut or len(words) > max_terms
-            terms.append(tuple(words[:max_terms]))
-        else:
-            terms.extend((word,) for word in words)
-    unique = list(dict.fromkeys(terms))
-    return QueryTerms(tuple(unique[:max_terms]), truncated=cut or len(unique) > max_terms)
+        if index % 2 == 1:  # inside quotes
+            words = words_of(part)
+            if len(words) > 1:
+                cut = cut or len(words) > max_terms
+                found.append((tuple(words[:max_terms]), pending))
+            else:
+                found.extend(((word,), pending) for word in words)
+            pending = None
+            continue
+        for token in part.split():
+            column = pending
+            pending = None
+            if match := PREFIX.match(token):
+                column = COLUMNS[match.group(1).lower()]
+                token = token[match.end() :]
+                if not token:  # "title: cadence": the filter is for what comes next
+                    pending = column
+                    continue
+            found.extend(((word,), column) for word in words_of(token))
+    unique = list(dict.fromkeys(found))
+    kept = unique[:max_terms]
+    columns = tuple(c for _, c in kept)
+    return QueryTerms(
+        tuple(t for t, _ in kept),
+        truncated=cut or len(unique) > max_terms,
+        columns=columns if any(columns) else (),
+    )

@@ -381,3 +381,28 @@ def test_a_searcher_answers_many_queries_on_one_connection(indexed, hash_embedde
     with Searcher(store, embedder=hash_embedder) as searcher:
         firsts = [searcher.search(q).hits[0].path for q in ("alpha", "beta", "alpha")]
     assert firsts == ["a.md", "b.md", "a.md"]
+
+
+# --- column prefixes -------------------------------------------------------------------------
+
+
+def test_a_title_prefix_finds_the_word_in_titles_only_or_says_it_cannot(indexed, backend):
+    store = indexed(
+        {
+            "cadence.md": memory("Release cadence", "We ship every second Tuesday."),
+            "notes.md": memory("Weekly notes", "The release cadence came up again."),
+        }
+    )
+    result = search(store, "title:cadence", use_vector=False)
+    found = {hit.path for hit in result.hits}
+    if backend.name == "sqlite":  # an FTS5 column filter
+        assert (found, result.notes) == ({"cadence.md"}, [])
+    else:  # websearch text has no columns: both match, and the account says why
+        assert found == {"cadence.md", "notes.md"}
+        assert any("column prefixes" in note for note in result.notes)
+
+
+def test_a_column_prefix_is_never_a_query_word(indexed):
+    store = indexed({"title.md": memory("Title", "A page about titles.")})
+    result = search(store, "body:cadence", use_vector=False)
+    assert result.hits == []
