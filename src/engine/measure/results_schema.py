@@ -735,8 +735,8 @@ class QuestionOutcome:
     #: Where the expected file ranked among the ten hits (answerable questions; None: not
     #: there, or nothing was answered).
     expected_rank: int | None = None
-    #: The search's own account of the floor it applied, when it reported one.
-    floor_note: str | None = None
+    #: The floor the search applied, as it described it (None: none was needed).
+    floor: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ messages sits closer to everyday questions than one of manuals, and a language m
 some topics nearer each other than others. On one user's 845 documents a string of made-up
 words reached 0.34 while the fixed floor was 0.25; on the evaluation sets the same floor caught
 from 58 % to 90 % of foreign queries. So the floor is measured on each store: a fixed list of
-queries that no store of memories should answer (:data:`PROBES`: made-up words, everyday
-questions and questions about people and places nobody has heard of) is embedded once and
-compared with every chunk of the store; the best similarity each probe reaches is what "no
-answer here" looks like in this store, and the floor sits above most of them
-(:func:`floor_from`).
+queries that no store can answer (:data:`PROBES`, strings of made-up words) is embedded once
+and compared with every chunk of the store; the best similarity each probe reaches is what a
+query with nothing in common with the store reaches there, and the floor sits above most of
+them (:func:`floor_from`). It is a floor for nonsense first: a question with real words about
+a topic the store lacks can still reach past it (the Measured page counts how often).
 
 This module is pure: the similarities come from the backend (``engine.sqlite.floor``,
 ``engine.pg.floor``), the vectors from the embedder, the record lives in the index's ``meta``
@@ -26,63 +26,61 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-#: The queries whose best similarity in a store says what a foreign query reaches there. Kept
-#: apart from the benchmark's questions (benchmarks/abstention/*.json), which they must not
-#: repeat: the benchmark measures the floor on questions it was not made from. Many topics, so
-#: a store about any one of them (a cookbook answers the cooking probe) moves the quantile
-#: little.
+#: The queries whose best similarity in a store says what a query with no meaning in common
+#: with it reaches there: strings of made-up words, two to six long. Only made-up words: any
+#: real topic is what some store is about (everyday questions reached 0.36 on a store of
+#: everyday memories whose real questions start at 0.28), while no store is about these.
+#: Kept apart from the benchmark's questions (benchmarks/abstention/*.json), which they must not
+#: repeat: the benchmark measures the floor on questions it was not made from.
 PROBES: tuple[str, ...] = (
-    # made-up words: what a typo storm or a string of nonsense reaches
-    "vorple trandish ekkomb salivane",
-    "quist morbidane flurrow topple grenn",
+    "vorple trandish",
+    "quist morbidane flurrow",
     "zanthic umbrolo pessik varnay",
     "blorvish nekkatine oomstrel",
     "frundle kavish sprome tellivax",
     "glomberish yottan wrezzik plume",
-    "ostrivane kelp dunnigrath sorrow",
-    "mimbrel task vochette arrunt",
+    "ostrivane dunnigrath",
+    "mimbrel vochette arrunt",
     "trellopine zug haskeroon viddle",
     "pernicule saffwick droom obberly",
-    "wuzzic lantrope ickenby foam",
+    "wuzzic lantrope ickenby",
     "sprackle ummitor zoven glastery",
     "hobbleshank tirrivee quonset murr",
-    "drovish pallingrade fenk oyster",
+    "drovish pallingrade fenk",
     "clumberane yiss tokkle parvendry",
     "arbolith nuzzery grimpet swale",
-    # everyday questions on many topics
-    "how do I get candle wax out of a tablecloth",
-    "what is a good warm up before running",
-    "how many eggs go into a sponge cake",
-    "why does my cat knock things off the table",
-    "what is the best time of year to plant tulip bulbs",
-    "how do I fix a squeaky door hinge",
-    "which wine goes well with grilled fish",
-    "how long does it take to walk ten kilometres",
-    "what should I wear to a summer wedding",
-    "how can I stop snoring at night",
-    "how do I teach a child to ride a bike",
-    "what is the rule for offside in football",
-    "how much should I tip a taxi driver",
-    "why do my houseplants have yellow leaves",
-    "how do I iron a shirt without creases",
-    "what is a healthy breakfast before an exam",
-    # people, places and events nobody has heard of
-    "what did Oswin Farrowby say at his retirement party",
-    "when did Lucinda Parmentier move to Crossway Hollow",
-    "who won the Brackenfield village pie contest",
-    "how tall is the clock tower in Nether Wallop Minor",
-    "what is the name of Rosalind Quayle's sailing boat",
-    "where did Bartholomew Ink spend his summer holiday",
-    "which band played at the Thornbury harvest dance",
-    "what colour is the front door of number 12 Pelham Close",
-    "why did Esme Whitlock leave the chess club",
-    "what did the Greyhaven parish council decide about the bridge",
-    "how old is Cornelius Ashdown's tortoise",
-    "who painted the mural at Fennimore station",
-    "what did Delphine Okafor cook for the neighbours",
-    "when is the Larkspur Cove regatta this year",
-    "which school did Ignatius Pemberton attend",
-    "what did Hattie Marchbank find in her attic",
+    "kettiwump orsane",
+    "fabberloo gristen moxley drune",
+    "umbershay pontriss kolve",
+    "snerridge wollapane izzet crom",
+    "plovitch aumbery tressik vanderlope hoom",
+    "jibbitane squorn",
+    "mazzledrop fennigrew otch",
+    "yolanthe brisk skammery duvvle",
+    "crandelope nippish aurrow teb",
+    "gorrimant velliscue pob",
+    "thrumbly oskavane rieff",
+    "whiskadoon pertle umbriss gant",
+    "lorriwick drabbet zennish",
+    "quoggery massilane thrip obrun",
+    "vindlestraw opperkin",
+    "hessimac trollivane purrix dask",
+    "nubbleweft cavorane",
+    "stroffick yemberlane poddish ulk",
+    "brindlemoss quark tavvy",
+    "eskerfane mollitrope jib",
+    "dimbrelow scuttix parrowane",
+    "folliwrack nemmet oustery glade",
+    "zibberlock tanquist",
+    "ruddlemire axxon pellivore swint",
+    "caddowane fribbish olm",
+    "tremmeldust yarrowick spink",
+    "gobbleswathe innerfrond dalpish",
+    "pontivex mirrowane claddish",
+    "wendleprawn oskry tumbrel vash",
+    "scrivvelane humbery drox",
+    "kallimoor sprattish venn",
+    "oddlethorpe zanquivel muckery frane skiv",
 )
 
 #: Names the probe list, so a record made from another list is recomputed.
@@ -91,16 +89,16 @@ PROBE_SET = hashlib.sha256("\n".join(PROBES).encode("utf-8")).hexdigest()[:12]
 #: Where the record lives in the index's meta table.
 META_KEY = "store_floor"
 
-#: The floor is the QUANTILE of the probes' best similarities plus MARGIN: most foreign
-#: queries sit below what most probes reach; the margin covers the spread between two foreign
-#: queries' best similarities (benchmarks/abstention.py chose both on its three corpora).
+#: The floor is this quantile of the probes' best similarities: above nine in ten strings of
+#: made-up words in this store. Chosen on benchmarks/abstention.py's three corpora and the
+#: evaluation sets: a margin above it (0.02 was tried) silenced a real question of madial-en,
+#: whose answerable questions reach as little as 0.28.
 QUANTILE = 0.9
-MARGIN = 0.05
-#: Bounds: below the lower one a floor silences nothing a fixed floor would not, on no store
-#: measured; above the upper one it would begin to silence questions that are answered (their
-#: best similarities on every corpus measured start near it).
+#: Bounds: the lower one keeps a small store (few chunks, so few near ones) from answering
+#: more than the fixed floor before it did; above the upper one half of madial-en's answerable
+#: questions would be silenced.
 MIN_FLOOR = 0.25
-MAX_FLOOR = 0.55
+MAX_FLOOR = 0.45
 
 #: A record is recomputed once the chunks embedded since it was made, plus the change in the
 #: number of chunks, reach this share of the chunks it was made from (and at least
@@ -120,7 +118,7 @@ def floor_from(best: Sequence[float]) -> float | None:
     low = math.floor(position)
     high = min(low + 1, len(values) - 1)
     quantile = values[low] + (values[high] - values[low]) * (position - low)
-    return round(min(MAX_FLOOR, max(MIN_FLOOR, quantile + MARGIN)), 4)
+    return round(min(MAX_FLOOR, max(MIN_FLOOR, quantile)), 4)
 
 
 @dataclass(frozen=True)
