@@ -17,6 +17,7 @@ from arms_doc.render import when
 from engine.files.config import DEFAULT_EF_SEARCH
 from engine.measure.fingerprint import Ranking
 from engine.measure.results_schema import (
+    ABSTENTION,
     LATENCY,
     MCP,
     METRICS,
@@ -24,6 +25,7 @@ from engine.measure.results_schema import (
     QUALITY,
     QUALITY_PG,
     SCALE,
+    AbstentionResults,
     LatencyResults,
     Machine,
     McpResults,
@@ -75,6 +77,10 @@ class Results:
     @property
     def quality_pg(self) -> PgQualityResults | None:
         return self.results_of(QUALITY_PG).results  # type: ignore[return-value]
+
+    @property
+    def abstention(self) -> AbstentionResults | None:
+        return self.results_of(ABSTENTION).results  # type: ignore[return-value]
 
     @property
     def latency(self) -> LatencyResults | None:
@@ -351,6 +357,7 @@ def measured_context(
         "commands": {
             "quality": QUALITY.command,
             "quality_pg": QUALITY_PG.command,
+            "abstention": ABSTENTION.command,
             "latency": LATENCY.command,
             "mcp": MCP.command,
             "scale": SCALE.command,
@@ -363,6 +370,7 @@ def measured_context(
         "quality_pg": results.quality_pg,
         "backend_arms": backend_arms,
         "backends": backends,
+        "abstention": results.abstention,
         "latency": latency,
         "stores": sorted(latency.stores, key=lambda s: (s.dim, s.files)) if latency else [],
         "latency_arms": latency_arms(latency, registry_arms),

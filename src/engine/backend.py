@@ -24,6 +24,8 @@ from engine.pg.target import DatabaseTarget, database_target
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    import numpy as np
+
     from engine.files.store import Store
     from engine.indexing.embedder import Embedder
     from engine.indexing.pipeline import IndexReport, Preparsed, Progress
@@ -61,6 +63,11 @@ class SearchSession(Protocol):
     ) -> tuple[list[str], list[tuple[object, ...]]]: ...
     def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]: ...
     def scope_has_files(self, scope: Scope) -> bool: ...
+
+    # The store floor (engine.floor.FloorPlace): its record, and the probes against the chunks.
+    def floor_record(self) -> str | None: ...
+    def embedded_chunks(self) -> tuple[str | None, int]: ...
+    def probe_best(self, probes: np.ndarray) -> np.ndarray: ...
 
 
 class Backend(Protocol):

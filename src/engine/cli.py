@@ -253,7 +253,8 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
     type=click.FloatRange(0, 1),
     default=None,
     help="Answer nothing when no memory holds every query word and none is this similar to "
-    "the query (default: [limits] min_similarity, 0.25; 0 always answers).",
+    "the query (default: [limits] min_similarity, else the floor measured on the store "
+    "itself; 0 always answers).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
@@ -359,6 +360,11 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
             click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
     if explain and result.vector_search not in (None, "exact"):
         click.echo(f"semantic ranking: {result.vector_search}")
+    if explain and result.floor and not result.abstained:  # withheld: the note says it
+        click.echo(
+            f"no-answer floor: {result.floor}; the best hit is {result.best_similarity:.2f} "
+            "similar"
+        )
     if not result.hits:
         why = " (the scope holds no memories)" if result.empty_scope else ""
         if result.abstained:

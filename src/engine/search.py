@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,9 +21,11 @@ import numpy as np
 from engine.arms import ARMS, Arm
 from engine.backend import SearchSession, open_backend
 from engine.files.store import Config, Store, open_store
+from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
 from engine.ranking.assemble import RRF_K, assemble, resolve_weights
 from engine.ranking.contract import Available, bind, bound_prefix
+from engine.ranking.floor import Floor
 from engine.ranking.query import QueryTerms, sanitize
 from engine.ranking.scope import ScopeSpec, build_scope
 from engine.ranking.when import query_window
@@ -99,6 +101,10 @@ class SearchResult:
     #: How the semantic arm found the nearest chunks when it ran: "exact", or "approximate
     #: (...)" through a team store's HNSW index; None when it did not run.
     vector_search: str | None = None
+    #: The abstention floor the search compared its best similarity with, and where it came
+    #: from ("store floor 0.37 from 48 probes"); None when none was needed (a memory holds
+    #: every query word, or there was no query vector).
+    floor: str | None = None
 
     def to_json(self, *, explain: bool = False) -> dict[str, object]:
         out: dict[str, object] = {
@@ -128,6 +134,7 @@ class SearchResult:
             "abstained": self.abstained,
             "best_similarity": self.best_similarity,
             "vector_search": self.vector_search,
+            "floor": self.floor,
             "notes": self.notes,
         }
         if explain:
@@ -158,7 +165,8 @@ def search(
     """Search ``store`` for ``query``; see the module docstring for what the result reports.
 
     ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
-    ``min_similarity`` replaces the configured abstention floor (0 never abstains).
+    ``min_similarity`` replaces the abstention floor (``[limits] min_similarity``, else the
+    store's own; 0 never abstains).
     One call opens and closes the index; for many searches keep a :class:`Searcher`.
     """
     with Searcher(store, embedder=embedder) as searcher:
@@ -234,9 +242,7 @@ class Searcher:
                         embedder=self._embedder,
                         candidate_limit=candidate_limit,
                         weights=weights,
-                        min_similarity=(
-                            config.min_similarity if min_similarity is None else min_similarity
-                        ),
+                        min_similarity=min_similarity,
                     )
             except Exception:
                 # A team database that dropped the connection kept since the last search: a
@@ -260,9 +266,10 @@ def run_search(
     embedder: Embedder | None,
     candidate_limit: int,
     weights: dict[str, float] | None,
-    min_similarity: float = 0.0,
+    min_similarity: float | None = 0.0,
 ) -> SearchResult:
-    """One search on an open backend (with a state plane when ``has_state``)."""
+    """One search on an open backend (with a state plane when ``has_state``); the abstention
+    floor is ``min_similarity`` when given, else ``config``'s, else the store's own."""
     query = clean_text(query)
     spec = clean_scope(scope or ScopeSpec())
     built = build_scope(spec, dialect=db.dialect)
@@ -338,7 +345,11 @@ def run_search(
     similarities = {
         r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector) for r in records
     }
-    if not abstain(result, min_similarity, similarities):
+    if not abstain(
+        result,
+        lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
+        similarities,
+    ):
         result.hits = make_hits(records, chunks, similarities, assembly.fired, resolved, terms)
     if not result.hits and not result.abstained and not db.scope_has_files(built):
         result.empty_scope = True
@@ -347,28 +358,35 @@ def run_search(
 
 
 def abstain(
-    result: SearchResult, floor: float, similarities: dict[int, np.ndarray | None]
+    result: SearchResult,
+    floor: Callable[[], Floor],
+    similarities: dict[int, np.ndarray | None],
 ) -> bool:
     """Withhold the hits when none of them is an answer: no memory holds every content word
     of the query (the all-terms form did not bind) and none is as similar to it as the floor.
-    ``similarities`` holds each hit's chunks' similarity to the query, by file id; True means
-    the hits are withheld (and need no snippets).
+    ``similarities`` holds each hit's chunks' similarity to the query, by file id; ``floor``
+    gives the floor when it is needed (a store floor may have to be measured); True means the
+    hits are withheld (and need no snippets).
 
     The fused score cannot say this: it is made of ranks, and the semantic arm always has a
     nearest neighbour to rank first, so nonsense gets a top hit with the same score as a real
-    answer. Similarity is absolute. The floor is calibrated on the evaluation sets (see the
-    Measured page): below it, a top hit is almost never relevant. Without a query vector there
-    is no similarity to judge by, and nothing is withheld."""
+    answer. Similarity is absolute, but what a query nothing answers reaches depends on the
+    store, so the floor is measured on it unless one is set (:mod:`engine.floor`). Without a
+    query vector there is no similarity to judge by, and nothing is withheld."""
     best = [round(float(s.max()), 4) for s in similarities.values() if s is not None]
     if not best:
         return False
     result.best_similarity = max(best)
-    if result.fts_form == "all" or result.best_similarity >= floor:
+    if result.fts_form == "all":
+        return False
+    chosen = floor()
+    result.floor = chosen.describe()
+    if result.best_similarity >= chosen.value:
         return False
     result.abstained = True
     result.notes.append(
         f"no answer: no memory holds every query word and the closest is "
-        f"{result.best_similarity:.2f} similar, under the floor of {floor:.2f} "
+        f"{result.best_similarity:.2f} similar, under the {chosen.describe()} "
         f"({len(similarities)} weaker hit(s) withheld)"
     )
     return True

@@ -40,6 +40,7 @@ def test_missing_files_are_listed_not_raised(tmp_path: Path):
     assert [loaded.shown for loaded in results.missing] == [
         "bench/results/quality.json",
         "bench/results/quality_pg.json",
+        "bench/results/abstention.json",
         "bench/results/latency.json",
         "bench/results/mcp.json",
         "bench/results/scale.json",

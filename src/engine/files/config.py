@@ -37,8 +37,6 @@ __all__ = [
 ]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
-#: The abstention floor, calibrated on the evaluation sets (benchmarks/fusion_lab.py abstention).
-DEFAULT_MIN_SIMILARITY = 0.25
 #: The schema a team store's tables live in when config.toml names none.
 DEFAULT_SCHEMA = "memsift"
 #: How a team store's vector arm finds the nearest chunks: "exact" compares the query with
@@ -200,9 +198,10 @@ SETTINGS: tuple[Setting, ...] = (
         "limits",
         "min_similarity",
         "number in [0, 1]",
-        str(DEFAULT_MIN_SIMILARITY),
+        "none (the store's own floor)",
         "A search answers nothing when no memory holds every query word and none is this "
-        "similar to the query; 0 always answers.",
+        "similar to the query; 0 always answers. Unset, the floor is measured on the store "
+        "itself (how similar queries nothing in it answers get) and kept with the index.",
         similarity_floor,
     ),
     Setting(
@@ -266,7 +265,8 @@ class Config:
     weights: dict[str, float] = field(default_factory=dict)
     model: str | None = DEFAULT_MODEL
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    min_similarity: float = DEFAULT_MIN_SIMILARITY
+    #: The abstention floor set in ``[limits]``; None (unset): the store measures its own.
+    min_similarity: float | None = None
     #: A PostgreSQL URL from ``[database] url`` (MEMSIFT_DATABASE_URL is applied by the store).
     database_url: str | None = None
     database_schema: str = DEFAULT_SCHEMA
@@ -302,13 +302,20 @@ def load_config(path: Path) -> Config:
         weights={name: float(value) for name, value in weights.items()},
         model=None if model == "none" else model,
         max_file_bytes=data.get("limits", {}).get("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
-        min_similarity=float(data.get("limits", {}).get("min_similarity", DEFAULT_MIN_SIMILARITY)),
+        min_similarity=configured_floor(data.get("limits", {}).get("min_similarity")),
         database_url=data.get("database", {}).get("url"),
         database_schema=data.get("database", {}).get("schema", DEFAULT_SCHEMA),
         vector_index=data.get("database", {}).get("vector_index", DEFAULT_VECTOR_INDEX),
         hnsw_ef_search=data.get("database", {}).get("hnsw_ef_search", DEFAULT_EF_SEARCH),
         work_mem=data.get("database", {}).get("work_mem", DEFAULT_WORK_MEM),
     )
+
+
+def configured_floor(value: object) -> float | None:
+    """``[limits] min_similarity`` as a number, or None when the file does not set it: unset
+    and set to any value (even the old default) are different things, since unset means the
+    store's own floor."""
+    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def first_problem(data: dict[str, object]) -> str | None:

@@ -769,6 +769,77 @@ class SoakResults:
     elapsed_s: float
 
 
+# --------------------------------------------------------------------------- abstention
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One question of ``benchmarks/abstention/<corpus>.json`` through the normal search."""
+
+    question: str
+    #: False when the search answered nothing (abstained).
+    answered: bool
+    #: The full-text form bound: "all" (a memory holds every query word: never silenced),
+    #: "any", or None (no query terms).
+    fts_form: str | None
+    #: The best similarity of any hit's closest chunk to the question (withheld or not).
+    best_similarity: float | None
+    #: Where the expected file ranked among the ten hits (answerable questions; None: not
+    #: there, or nothing was answered).
+    expected_rank: int | None = None
+    #: The floor the search applied, as it described it (None: none was needed).
+    floor: str | None = None
+
+
+@dataclass(frozen=True)
+class FloorOutcome:
+    """Every question of one corpus under one floor: "fixed" (today's 0.25, given as
+    ``--min-similarity``) or "store" (the floor the store's configuration gives)."""
+
+    floor: str
+    #: The floor as the search described it, e.g. "store floor 0.37 from 48 probes".
+    floor_text: str
+    #: Counts of the corpus's questions (the lists below hold every one).
+    foreign_answered: int
+    answerable_silenced: int
+    #: Answerable questions whose expected file was among the ten hits.
+    expected_in_top_10: int
+    answerable: tuple[QuestionOutcome, ...]
+    foreign: tuple[QuestionOutcome, ...]
+
+
+@dataclass(frozen=True)
+class AbstentionCorpus:
+    """One store of real documents and how each floor did on its questions."""
+
+    name: str
+    #: Where the documents came from, in a sentence.
+    source: str
+    documents: int
+    chunks: int
+    #: Chunks this run embedded (0 when the cached store was already indexed).
+    embedded_this_run: int
+    #: Expected files of answerable questions this machine's corpus lacks (those questions
+    #: were not asked).
+    missing_expected: tuple[str, ...]
+    floors: tuple[FloorOutcome, ...]
+    seconds: float
+
+    def floor_named(self, name: str) -> FloorOutcome | None:
+        return next((f for f in self.floors if f.floor == name), None)
+
+
+@dataclass(frozen=True)
+class AbstentionResults:
+    """``abstention.json``: foreign questions answered and answerable ones silenced, per
+    corpus of real documents, under today's fixed floor and under the store floor."""
+
+    stamp: Stamp
+    #: The fixed floor measured beside the store floor.
+    fixed_floor: float
+    corpora: tuple[AbstentionCorpus, ...]
+
+
 # --------------------------------------------------------------------------- the files
 
 
@@ -802,10 +873,20 @@ SCALE = ResultsFile(
     ScaleResults,
     dialects=("sqlite", "postgresql"),
 )
+ABSTENTION = ResultsFile(
+    "abstention.json", "abstention", "python benchmarks/abstention.py", AbstentionResults
+)
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
 #: (arms_doc/measured.py and its template).
-PAGE_FILES: tuple[ResultsFile[object], ...] = (QUALITY, QUALITY_PG, LATENCY, MCP, SCALE)
+PAGE_FILES: tuple[ResultsFile[object], ...] = (
+    QUALITY,
+    QUALITY_PG,
+    ABSTENTION,
+    LATENCY,
+    MCP,
+    SCALE,
+)
 
 
 class ResultsError(Exception):

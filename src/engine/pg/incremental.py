@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import partial
 
 from engine.files.store import Store
+from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import scan_keys
 from engine.indexing.pipeline import (
@@ -33,6 +34,7 @@ from engine.indexing.pipeline import (
 )
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
+from engine.pg.floor import PgFloorPlace
 from engine.pg.indexer import ModelChanged, PgIndexWriter, index_to_database, store_vectors
 from engine.pg.ownership import refuse_other_store
 from engine.pg.schema import SCHEMA_VERSION, has_index, layout
@@ -67,6 +69,7 @@ def index_keys(
             if report.indexed or report.removed or report.embedded:
                 with conn:  # of the index's model: a claim refused leaves it as it was
                     indexdb.record_coverage(conn, indexdb.read_meta(conn, "model"), None)
+                refresh_floor(PgFloorPlace(conn), embedder, report.embedded)
     finally:
         conn.close()
     return report
@@ -156,6 +159,7 @@ def fill_missing(
                     break
             with conn:
                 indexdb.record_coverage(conn, embedder.name, embedder.dim)
+            refresh_floor(PgFloorPlace(conn), embedder, done)
     except ModelChanged:
         return None
     finally:

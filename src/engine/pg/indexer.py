@@ -14,11 +14,13 @@ import json
 from collections.abc import Sequence
 
 from engine.files.store import Candidate, Store
+from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import IndexReport, KnownFile, Parsed, Progress, file_row
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
+from engine.pg.floor import PgFloorPlace
 from engine.pg.ownership import refuse_foreign, shares_content
 from engine.pg.schema import apply_vector_index, ensure_schema, release_vector_width, vector_width
 from engine.pg.state import follow_content
@@ -41,6 +43,7 @@ def index_to_database(
             ensure_schema(conn)
             writer = PgIndexWriter(conn, store, max_file_bytes)
             full_run(writer, store, max_file_bytes, embedder, progress, report)
+            refresh_floor(PgFloorPlace(conn), embedder, report.embedded)
     finally:
         conn.close()
     return report

@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.indexing.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
+from engine.pg.floor import PgFloorPlace, probe_best
 from engine.pg.indexdb import vector_coverage
 from engine.pg.schema import has_hnsw, require_index, require_layout
 from engine.pg.target import DatabaseTarget
@@ -188,6 +189,15 @@ class PgSearchBackend:
         sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
         params = bound_prefix(sql, bind({}, scope.values))
         return self.conn.execute(sql, params).fetchone() is not None
+
+    def floor_record(self) -> str | None:
+        return PgFloorPlace(self.conn).floor_record()
+
+    def embedded_chunks(self) -> tuple[str | None, int]:
+        return PgFloorPlace(self.conn).embedded_chunks()
+
+    def probe_best(self, probes: np.ndarray) -> np.ndarray:
+        return probe_best(self.conn, probes)
 
 
 def hnsw_description(ef_search: int) -> str:

@@ -27,6 +27,7 @@ from functools import partial
 import apsw
 
 from engine.files.store import Store, StoreError
+from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import scan_keys
 from engine.indexing.pipeline import (
@@ -46,6 +47,7 @@ from engine.sqlite.db import (
     read_meta,
     write_meta,
 )
+from engine.sqlite.floor import SqliteFloorPlace
 from engine.sqlite.indexdb import record_coverage
 from engine.sqlite.indexer import SqliteIndexWriter, store_vectors
 
@@ -79,6 +81,7 @@ def index_keys(
         with immediate(conn):
             model = embedder.name if embedder is not None else read_meta(conn, "model")
             record_coverage(conn, model, embedder.dim if embedder is not None else None)
+        refresh_floor(SqliteFloorPlace(conn), embedder, report.embedded)
     finally:
         conn.close()
     return report
@@ -198,6 +201,7 @@ def fill_missing(
                 last = time.monotonic()
         with immediate(conn):
             record_coverage(conn, embedder.name, embedder.dim)
+        refresh_floor(SqliteFloorPlace(conn), embedder, done)
     finally:
         conn.close()
     return done

@@ -19,6 +19,7 @@ import apsw
 
 from engine.errors import Database
 from engine.files.store import Candidate, Store
+from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import (
@@ -41,6 +42,7 @@ from engine.sqlite.db import (
     require_writable,
     write_meta,
 )
+from engine.sqlite.floor import SqliteFloorPlace
 from engine.sqlite.indexdb import record_coverage
 from engine.state_rules import within
 
@@ -86,9 +88,9 @@ def run_index(
 ) -> IndexReport:
     conn = open_index(store.index_path, create=True)
     try:
-        return full_run(
-            SqliteIndexWriter(conn, store), store, max_file_bytes, embedder, progress, report
-        )
+        full_run(SqliteIndexWriter(conn, store), store, max_file_bytes, embedder, progress, report)
+        refresh_floor(SqliteFloorPlace(conn), embedder, report.embedded)
+        return report
     finally:
         conn.close()
 

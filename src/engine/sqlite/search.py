@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import apsw
+import numpy as np
 
 from engine.errors import Database, Problem
 from engine.files.store import Store
@@ -24,6 +25,7 @@ from engine.ranking.query import QueryTerms
 from engine.ranking.scope import Scope
 from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
 from engine.sqlite.errors import classify
+from engine.sqlite.floor import SqliteFloorPlace, probe_best
 from engine.sqlite.indexdb import vector_coverage
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
@@ -109,6 +111,15 @@ class SqliteSearch:
 
     def scope_has_files(self, scope: Scope) -> bool:
         return scope_has_files(self.conn, scope)
+
+    def floor_record(self) -> str | None:
+        return SqliteFloorPlace(self.conn).floor_record()
+
+    def embedded_chunks(self) -> tuple[str | None, int]:
+        return SqliteFloorPlace(self.conn).embedded_chunks()
+
+    def probe_best(self, probes: np.ndarray) -> np.ndarray:
+        return probe_best(self.conn, probes)
 
 
 def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | None:

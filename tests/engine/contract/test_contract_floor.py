@@ -1,0 +1,167 @@
+"""The store floor, on SQLite and on PostgreSQL: abstention's similarity floor is measured on the
+store itself (engine.floor), kept with its index, measured again when the store changes enough,
+and overridden by a floor set for one search or in config.toml.
+
+The embedder puts texts at chosen angles, so every similarity below is exact: memories of the
+"near" store sit 0.71 from the probes (its floor is the highest allowed, 0.45), memories of the
+"far" store are orthogonal to them (its floor is the lowest, 0.25), and the nonsense query is
+0.3 similar to either kind of memory: answered by the old fixed floor, by the far store, and
+withheld by the near one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from backends import memory
+from engine.indexing.indexer import index_store
+from engine.ranking.floor import MAX_FLOOR, META_KEY, MIN_FLOOR, PROBES, read_record
+from engine.search import search
+
+NONSENSE = "zib zab zob"
+NEAR, FAR = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
+
+
+class AngleEmbedder:
+    """Probes point between the first two axes, "far" texts along the third, the nonsense
+    query at 0.3 to both memory kinds, everything else along the first axis."""
+
+    name, dim = "angle-test", 3
+
+    def __init__(self) -> None:
+        self.probe_calls = 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        rows = []
+        for text in texts:
+            if text in PROBES:
+                self.probe_calls += 1
+                rows.append([math.sqrt(0.5), math.sqrt(0.5), 0.0])
+            elif NONSENSE in text:
+                rows.append([0.3, math.sqrt(1 - 0.18), 0.3])
+            elif "far" in text.lower():
+                rows.append(FAR)
+            else:
+                rows.append(NEAR)
+        return np.array(rows, dtype=np.float32)
+
+
+def notes(kind: str, count: int) -> dict[str, str]:
+    return {
+        f"{kind}{i}.md": memory(f"{kind} note {i}", f"{kind} body number {i} about lamps")
+        for i in range(count)
+    }
+
+
+@pytest.fixture
+def embedder() -> AngleEmbedder:
+    return AngleEmbedder()
+
+
+def record_of(backend, store):  # type: ignore[no-untyped-def]
+    rows = backend.rows(store, f"SELECT value FROM meta WHERE key = '{META_KEY}'")
+    return read_record(rows[0][0]) if rows else None
+
+
+def test_an_index_run_records_the_store_floor(backend, backend_store, embedder):
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    record = record_of(backend, store)
+    assert record is not None
+    assert (record.value, record.probes, record.model, record.chunks) == (
+        MAX_FLOOR,
+        len(PROBES),
+        embedder.name,
+        3,
+    )
+
+
+def test_a_store_near_its_probes_withholds_nonsense_the_fixed_floor_answered(
+    backend_store, embedder
+):
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    own = search(store, NONSENSE, embedder=embedder)
+    fixed = search(store, NONSENSE, embedder=embedder, min_similarity=0.25)
+    assert (own.abstained, own.hits, own.best_similarity) == (True, [], 0.3)
+    assert own.floor == f"store floor {MAX_FLOOR:.2f} from {len(PROBES)} probes"
+    assert own.floor in own.notes[-1]
+    assert (fixed.abstained, len(fixed.hits)) == (False, 3)
+    assert fixed.floor == "floor 0.25 set for this search"
+
+
+def test_a_store_far_from_its_probes_keeps_the_lowest_floor_and_answers(backend_store, embedder):
+    store = backend_store(notes("far", 3))
+    index_store(store, embedder=embedder)
+    result = search(store, NONSENSE, embedder=embedder)
+    assert (result.abstained, len(result.hits)) == (False, 3)
+    assert result.floor == f"store floor {MIN_FLOOR:.2f} from {len(PROBES)} probes"
+
+
+def test_a_floor_in_config_toml_overrides_the_store_floor(backend, backend_store, embedder):
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    backend.configure(store, "[limits]\nmin_similarity = 0.25\n")
+    result = search(store, NONSENSE, embedder=embedder)
+    assert (result.abstained, len(result.hits)) == (False, 3)
+    assert result.floor == "floor 0.25 from [limits] min_similarity"
+
+
+def test_a_memory_holding_every_query_word_is_never_withheld_by_a_high_floor(
+    backend_store, embedder
+):
+    store = backend_store(
+        {**notes("near", 3), "odd.md": memory("Odd", f"the words {NONSENSE} are here")}
+    )
+    index_store(store, embedder=embedder)
+    result = search(store, NONSENSE, embedder=embedder)
+    assert result.fts_form == "all"
+    assert result.abstained is False
+    assert result.hits[0].path == "odd.md"
+    assert result.floor is None  # no floor was needed
+
+
+def test_the_record_is_kept_while_the_store_barely_changes(
+    backend, backend_store, embedder, tmp_path
+):
+    store = backend_store(notes("near", 60))
+    index_store(store, embedder=embedder)
+    first = record_of(backend, store)
+    calls = embedder.probe_calls
+    (store.root / "extra.md").write_text(memory("Extra", "one more near note"))
+    index_store(store, embedder=embedder)
+    after = record_of(backend, store)
+    assert after is not None and first is not None
+    assert (after.value, after.chunks, after.changed) == (first.value, 60, 1)
+    assert embedder.probe_calls == calls  # nothing measured again (and probes embed once)
+
+
+def test_the_floor_is_measured_again_when_the_store_changes_materially(
+    backend, backend_store, embedder
+):
+    store = backend_store(notes("far", 10))
+    index_store(store, embedder=embedder)
+    assert record_of(backend, store).value == MIN_FLOOR
+    for i in range(40):  # most of the store is now near its probes
+        (store.root / f"near{i}.md").write_text(memory(f"Near {i}", f"near body {i}"))
+    for i in range(5):
+        (store.root / f"far{i}.md").unlink()
+    index_store(store, embedder=embedder)
+    record = record_of(backend, store)
+    assert (record.value, record.chunks, record.changed) == (MAX_FLOOR, 45, 0)
+    assert search(store, NONSENSE, embedder=embedder).abstained is True
+
+
+def test_writing_a_few_memories_counts_them_into_the_record(backend, backend_store, embedder):
+    from engine.indexing.incremental import index_paths
+
+    store = backend_store(notes("near", 60))
+    index_store(store, embedder=embedder)
+    for i in range(2):
+        (store.root / f"new{i}.md").write_text(memory(f"New {i}", f"new near body {i}"))
+    index_paths(store, ["new0.md", "new1.md"], embedder=embedder)
+    record = record_of(backend, store)
+    assert (record.chunks, record.changed) == (60, 2)
