@@ -33,6 +33,11 @@ from engine.measure.typed_json import ShapeError, dumps, json_key, key_of, load
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
+    "ABSTENTION",
+    "AbstentionCorpus",
+    "AbstentionResults",
+    "FloorOutcome",
+    "QuestionOutcome",
     "FORMAT",
     "LAB",
     "LATENCY",
