@@ -61,6 +61,21 @@ def test_a_large_answer_is_cut_to_the_budget_and_says_what_went():
     assert len(answer["hits"]) + truncated["hits_dropped"] == 50
 
 
+def test_fifty_hits_keep_their_snippets_and_the_answer_says_how_many_more_exist():
+    answer = bounded_answer(result_with([hit(n) for n in range(50)]))
+    hits, truncated = answer["hits"], answer["truncated"]
+    assert all(len(h["snippet"]) >= 100 for h in hits)
+    assert truncated["snippet_chars"] == 120 and truncated["hits_dropped"] > 0
+    assert f"{truncated['hits_dropped']} more hit(s) left out" in answer["notes"][-1]
+    assert size_of(answer) <= BUDGET_BYTES
+
+
+def test_a_budget_too_small_for_one_snippet_cuts_snippets_rather_than_answer_nothing():
+    answer = bounded_answer(result_with([hit(n) for n in range(5)]), budget=700)
+    assert size_of(answer) <= 700
+    assert len(answer["hits"]) >= 1
+
+
 def test_snippets_are_shortened_before_any_hit_is_dropped():
     answer = bounded_answer(result_with([hit(n) for n in range(20)]))
     assert answer["truncated"]["hits_dropped"] == 0

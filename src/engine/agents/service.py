@@ -47,6 +47,8 @@ __all__ = [
 #: The most JSON a search answer may take, in bytes (agents' tool outputs are small).
 BUDGET_BYTES = 8000
 SNIPPET_STEPS = (300, 200, 120, 60, 0)
+#: Below this a snippet no longer holds a usable passage: hits are dropped instead.
+MIN_SNIPPET_CHARS = 120
 MAX_SEARCH_LIMIT = 50
 READ_CHARS = 20_000
 MAX_READ_CHARS = 100_000
@@ -88,8 +90,13 @@ def hit_record(hit: Hit, snippet_chars: int) -> dict[str, object]:
 
 
 def bounded_answer(result: SearchResult, budget: int = BUDGET_BYTES) -> dict[str, object]:
-    """The search answer as JSON-ready data of at most ``budget`` bytes: snippets are
-    shortened step by step, then hits dropped from the bottom; ``truncated`` says what went."""
+    """The search answer as JSON-ready data of at most ``budget`` bytes; ``truncated`` says
+    what went.
+
+    Snippets are shortened step by step down to :data:`MIN_SNIPPET_CHARS`; past that, hits are
+    dropped from the bottom rather than stripped of their text: a path alone tells an agent
+    nothing it can use without reading the file, while fewer hits with their best passage do.
+    Only when not even one hit with a snippet fits are snippets cut further."""
     answer: dict[str, object] = {
         "query": cut(result.query, 200),
         "hits": [],
@@ -98,22 +105,39 @@ def bounded_answer(result: SearchResult, budget: int = BUDGET_BYTES) -> dict[str
         "arms_fired": result.arms_fired,
         "arms_dropped": result.arms_dropped,
         "empty_scope": result.empty_scope,
-        "notes": result.notes,
+        "notes": list(result.notes),
         "truncated": None,
     }
-    for chars in SNIPPET_STEPS:
+    kept = [s for s in SNIPPET_STEPS if s >= MIN_SNIPPET_CHARS]
+    for chars in kept:
         answer["hits"] = [hit_record(hit, chars) for hit in result.hits]
         if size_of(answer) <= budget:
             if chars != SNIPPET_STEPS[0] and result.hits:
                 answer["truncated"] = {"snippet_chars": chars, "hits_dropped": 0}
             return answer
-    hits: list[dict[str, object]] = answer["hits"]  # type: ignore[assignment]
-    dropped = 0
-    answer["truncated"] = {"snippet_chars": 0, "hits_dropped": 0}
-    while hits and size_of(answer) > budget:
-        hits.pop()
-        dropped += 1
-        answer["truncated"] = {"snippet_chars": 0, "hits_dropped": dropped}
+    for chars in [kept[-1]] + [s for s in SNIPPET_STEPS if s < MIN_SNIPPET_CHARS]:
+        hits = [hit_record(hit, chars) for hit in result.hits]
+        answer["hits"] = hits
+        dropped = 0
+        answer["truncated"] = {"snippet_chars": chars, "hits_dropped": 0}
+        while len(hits) > 1 and size_of(answer) > budget:
+            hits.pop()
+            dropped += 1
+            answer["truncated"] = {"snippet_chars": chars, "hits_dropped": dropped}
+        if size_of(answer) <= budget:
+            break
+    else:
+        answer["hits"] = []
+        answer["truncated"] = {"snippet_chars": 0, "hits_dropped": len(result.hits)}
+    dropped = answer["truncated"]["hits_dropped"]  # type: ignore[index]
+    if dropped:
+        notes: list[str] = answer["notes"]  # type: ignore[assignment]
+        notes.append(
+            f"{dropped} more hit(s) left out to keep the answer under {budget} bytes; "
+            "a narrower scope or a more specific query brings them up"
+        )
+        while len(notes) > 1 and size_of(answer) > budget:
+            notes.pop(0)  # the new note matters most to the agent: older ones go first
     return answer
 
 
