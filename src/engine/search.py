@@ -475,7 +475,30 @@ def snippet_for(
         best = max(chunks, key=lambda c: len(pattern.findall(c[0])))[0]
     else:
         best = chunks[0][0]
-    return highlight(trim(best, pattern), pattern)
+    return highlight(trim(plain(best), pattern), pattern)
+
+
+#: Markdown's own markup, taken out of a snippet before query words are bolded: the bold marks
+#: added would otherwise nest inside the file's (``**PgBouncer on **port** 6432**``) and a
+#: link's address would take the room of its words. Each pattern keeps the text it marks up.
+MARKUP = (
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # an image: its alt text
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # a link: its words
+    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # a reference link
+    (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"), " "),  # an HTML tag
+    (re.compile(r"^\s{0,3}(?:#{1,6}|>+)\s*", re.MULTILINE), ""),  # a heading or quote mark
+    (re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE), " "),  # a rule
+    (re.compile(r"`+"), ""),  # code spans keep their text
+    (re.compile(r"(?<![\w*])(\*{1,3}|_{1,3})(?=\S)|(?<=\S)(\*{1,3}|_{1,3})(?![\w*])"), ""),
+)
+
+
+def plain(text: str) -> str:
+    """``text`` without Markdown's markup (emphasis, code marks, links, headings, tags); the
+    words, numbers and identifiers (``snake_case``, ``2*3``) stay as written."""
+    for pattern, replacement in MARKUP:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def word_pattern(terms: QueryTerms) -> re.Pattern[str] | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from engine.ranking.query import sanitize
-from engine.search import highlight, trim, word_pattern
+from engine.search import highlight, plain, snippet_for, trim, word_pattern
 
 
 def words_of(query: str) -> re.Pattern[str]:
@@ -45,3 +47,33 @@ def test_a_long_text_is_trimmed_around_the_first_query_word():
     assert "lighthouse" in snippet
     assert snippet.startswith("…") and snippet.endswith("…")
     assert len(snippet) < 400
+
+
+# --- the file's own markup is gone before query words are bolded ----------------------------
+
+
+def test_bold_in_the_file_never_nests_with_the_highlight():
+    words = words_of("port")
+    chunks = [("Connect through **PgBouncer on port 6432** only.", None)]
+    assert snippet_for(chunks, words, None) == "Connect through PgBouncer on **port** 6432 only."
+
+
+@pytest.mark.parametrize(
+    ("markdown", "text"),
+    [
+        ("*emphasis* and _this_ and __that__", "emphasis and this and that"),
+        ("run `memsift index` first", "run memsift index first"),
+        ("see [the runbook](https://example.org/runbook) now", "see the runbook now"),
+        ("![a diagram](d.png) shows it", "a diagram shows it"),
+        ("## Rotation\nMonthly.", "Rotation\nMonthly."),
+        ("> quoted advice", "quoted advice"),
+        ("a <b>bold</b> word", "a  bold  word"),
+    ],
+)
+def test_markdown_markup_is_stripped_and_its_words_kept(markdown, text):
+    assert plain(markdown) == text
+
+
+@pytest.mark.parametrize("text", ["snake_case_name", "2*3*4 = 24", "a < b and c > d", "x_1"])
+def test_identifiers_and_arithmetic_are_left_alone(text):
+    assert plain(text) == text
