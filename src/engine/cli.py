@@ -353,6 +353,8 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
         title, path = printable(hit.title), printable(hit.path)
         click.echo(click.style(f"{number:>2}. {title}", bold=True) + f"  [{path}]")
         click.echo(f"    {styled_snippet(printable(hit.snippet))}")
+        if hit.copies:  # the same text in other files: folded into this hit
+            click.echo(f"    copies: {', '.join(printable(c) for c in hit.copies)}")
         if explain:
             parts = [
                 f"{name} #{arm.rank} +{arm.contribution:.5f}" for name, arm in hit.arms.items()

@@ -71,6 +71,9 @@ class Hit:
     arms: dict[str, ArmHit]
     #: Cosine similarity of the memory's closest chunk to the query (None: no query vector).
     similarity: float | None = None
+    #: Paths of lower-ranked hits that hold the same text (a page's .md and .html copies, a
+    #: memory saved twice): folded into this hit instead of taking places of their own.
+    copies: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -118,6 +121,7 @@ class SearchResult:
                     "score": h.score,
                     "snippet": h.snippet,
                     "similarity": h.similarity,
+                    "copies": h.copies,
                     "arms": {
                         name: {"rank": a.rank, "contribution": a.contribution}
                         for name, a in h.arms.items()
@@ -350,7 +354,9 @@ def run_search(
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         similarities,
     ):
-        result.hits = make_hits(records, chunks, similarities, assembly.fired, resolved, terms)
+        hits = make_hits(records, chunks, similarities, assembly.fired, resolved, terms)
+        ids = {r["path"]: r["file_id"] for r in records}
+        result.hits = fold_copies(hits, {path: chunks.get(i, []) for path, i in ids.items()})
     if not result.hits and not result.abstained and not db.scope_has_files(built):
         result.empty_scope = True
         result.notes.append(f"no memory is in scope ({spec.describe()})")
@@ -440,6 +446,34 @@ def make_hits(
             )
         )
     return hits
+
+
+def fold_copies(hits: list[Hit], chunks: dict[str, list[tuple[str, bytes | None]]]) -> list[Hit]:
+    """Each text once: a hit with the same title and words as a higher hit (markup, case and
+    spacing set aside: a page's ``.md`` and ``.html`` copies, a memory saved twice) is listed in
+    that hit's ``copies`` instead of taking a place of its own. Near-identical texts (a word
+    changed) stay apart: telling a memory from its edited twin is the ranking's work."""
+    first: dict[str, Hit] = {}
+    kept: list[Hit] = []
+    for hit in hits:
+        key = copy_text(hit.title, chunks.get(hit.path, []))
+        if key and key in first:
+            first[key].copies.append(hit.path)
+            continue
+        first.setdefault(key, hit)
+        kept.append(hit)
+    return kept
+
+
+def copy_text(title: str, chunks: list[tuple[str, bytes | None]]) -> str:
+    """A memory's title and words as copies share them: markup, case and spacing set aside,
+    and a leading heading that repeats the title left out (a Markdown page keeps its
+    ``# Title`` in the text, its HTML copy holds the title in ``<title>``)."""
+    words = plain(" ".join(text for text, _ in chunks)).lower().split()
+    heading = plain(title).lower().split()
+    if heading and words[: len(heading)] == heading:
+        words = words[len(heading) :]
+    return " ".join(heading) + "\n" + " ".join(words) if words else ""
 
 
 def chunk_similarities(

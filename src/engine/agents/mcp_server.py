@@ -65,6 +65,11 @@ class SearchHit(BaseModel):
     score: float = Field(description="Fused score; only the order matters.")
     snippet: str = Field(description="The best passage, query words in **bold**.")
     ranks: dict[str, int] = Field(description="Each ranking arm's rank of this hit (1 = best).")
+    copies: list[str] = Field(
+        default_factory=list,
+        description="Other memories holding the same text (e.g. a page's .md and .html "
+        "copies), folded into this hit instead of taking places of their own.",
+    )
 
 
 class Truncation(BaseModel):

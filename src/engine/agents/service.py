@@ -86,6 +86,7 @@ def hit_record(hit: Hit, snippet_chars: int) -> dict[str, object]:
         "score": round(hit.score, 6),
         "snippet": cut(hit.snippet, snippet_chars),
         "ranks": {name: arm.rank for name, arm in hit.arms.items()},
+        "copies": hit.copies,
     }
 
 

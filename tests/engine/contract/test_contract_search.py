@@ -406,3 +406,50 @@ def test_a_column_prefix_is_never_a_query_word(indexed):
     store = indexed({"title.md": memory("Title", "A page about titles.")})
     result = search(store, "body:cadence", use_vector=False)
     assert result.hits == []
+
+
+# --- copies take one place -------------------------------------------------------------------
+
+
+def test_a_text_saved_twice_takes_one_place_and_lists_its_copy(indexed):
+    text = memory("Pool size", "The connection pool holds forty sessions at most.")
+    store = indexed(
+        {
+            "pool.md": text,
+            "archive/pool-copy.md": text,
+            "other.md": memory("Pool heating", "The swimming pool is heated in May."),
+        }
+    )
+    result = search(store, "connection pool sessions")
+    paths = [hit.path for hit in result.hits]
+    first = result.hits[0]
+    assert {first.path, *first.copies} == {"pool.md", "archive/pool-copy.md"}
+    assert len(first.copies) == 1
+    assert len(paths) == len(set(paths)) and not set(first.copies) & set(paths)
+
+
+def test_a_markdown_page_and_its_html_copy_take_one_place(indexed):
+    store = indexed(
+        {
+            "guide.md": "# Rotating keys\n\nRotate the **signing keys** every ninety days.\n",
+            "guide.html": (
+                "<html><head><title>Rotating keys</title></head><body>"
+                "<p>Rotate the <b>signing keys</b> every ninety days.</p></body></html>"
+            ),
+            "other.md": memory("Lunch", "The canteen opens at noon."),
+        }
+    )
+    result = search(store, "rotate signing keys")
+    assert len(result.hits[0].copies) == 1
+    assert {result.hits[0].path, *result.hits[0].copies} == {"guide.md", "guide.html"}
+
+
+def test_different_texts_are_never_copies(indexed):
+    store = indexed(
+        {
+            "a.md": memory("Port", "The staging database listens on port 5433."),
+            "b.md": memory("Port", "The production database listens on port 5432."),
+        }
+    )
+    result = search(store, "database port")
+    assert all(hit.copies == [] for hit in result.hits) and len(result.hits) == 2
