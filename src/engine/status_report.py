@@ -26,6 +26,19 @@ def is_file(path: Path) -> bool:
         return False
 
 
+def vectors_note(pending: int, chunks: int) -> str | None:
+    """How far the vectors are and what fills the rest, for a person or an agent deciding
+    whether to wait: a client that starts a server per call (and kills it) never lets that
+    server fill them, so the note names what does. None when nothing is missing."""
+    if pending <= 0:
+        return None
+    return (
+        f"{pending:,} of {chunks:,} chunks have no vector yet: searches find them by full text "
+        "only until `memsift index` embeds them, or a long-lived `memsift serve` or "
+        "`memsift watch` fills them in the background"
+    )
+
+
 def status_report(
     store: Store,
     *,
@@ -48,12 +61,15 @@ def status_report(
     enter), ``vector_search`` how the semantic arm finds the nearest chunks (exact, or an
     approximate index named)."""
     chunks, embedded = coverage
+    pending = chunks - embedded if model is not None else 0
     return {
         "store": str(store.root),
         "files": files,
         "chunks": chunks,
         "embedded_chunks": embedded,
         "vector_coverage": round(embedded / chunks, 4) if chunks else None,
+        "vectors_pending": pending,
+        "vectors_note": vectors_note(pending, chunks),
         "model": model,
         "dimension": dimension,
         "vector_search": vector_search,

@@ -167,3 +167,39 @@ def test_a_damaged_state_database_is_an_error_naming_it(service):
     service.store.state_path.write_bytes(b"this is not a database, it is garbage" * 200)
     with pytest.raises(DatabaseError, match=r"state\.db"):
         service.read("facts/port.md")
+
+
+# --- missing vectors are said, with what fills them ------------------------------------------
+
+
+def test_the_first_answer_on_a_store_without_vectors_says_what_fills_them(make_store):
+    store = make_store({"a.md": "# Alpha\n\nThe alpha runbook says rotate keys monthly.\n"})
+    index_store(store, embed=False)  # the default model is configured, no vector computed
+    service = MemoryService(store)
+    try:
+        first = service.search(SearchArgs("rotate keys"))
+        second = service.search(SearchArgs("rotate keys"))
+    finally:
+        service.close()
+    assert first["degraded"] is True and "vector" in first["arms_dropped"]
+    assert any("`memsift index` fills them" in note for note in first["notes"])
+    assert not any("fills them" in note for note in second["notes"])
+
+
+def test_status_says_how_many_chunks_wait_for_a_vector_and_what_fills_them(make_store):
+    store = make_store({"a.md": "# Alpha\n\nalpha\n", "b.md": "# Beta\n\nbeta\n"})
+    index_store(store, embed=False)
+    service = MemoryService(store)
+    try:
+        info = service.status()
+    finally:
+        service.close()
+    assert info["vectors_pending"] == info["chunks"] == 2
+    assert "2 of 2 chunks have no vector yet" in str(info["vectors_note"])
+    assert "memsift serve" in str(info["vectors_note"])
+
+
+def test_a_lexical_store_has_no_vectors_pending(make_store):
+    store = make_store({".memsift/config.toml": '[embedder]\nmodel = "none"\n', "a.md": "alpha\n"})
+    index_store(store)
+    assert MemoryService(store).status()["vectors_pending"] == 0

@@ -160,6 +160,8 @@ class MemoryService:
         self.freshness = freshness
         self._searcher = Searcher(store)
         self._search_lock = threading.Lock()
+        #: Whether an answer has been given yet: the first says when vectors are missing.
+        self._answered = False
 
     def warm(self) -> None:
         """Load the embedder and open the index now, so the first search is as fast as the
@@ -188,7 +190,27 @@ class MemoryService:
                 result = self._searcher.search(args.query, limit=args.limit, scope=args.scope)
         except IndexMissing:
             raise ServiceError(self._no_index_yet()) from None
+        if not self._answered:
+            self._answered = True
+            if "vector" in result.arms_dropped and result.degraded:
+                result.notes.append(self._vectors_missing_note())
         return bounded_answer(result)
+
+    def _vectors_missing_note(self) -> str:
+        """What a client that starts a server per call needs to hear once: the semantic arm is
+        off because vectors are missing, and what fills them (a server killed after one call
+        never does)."""
+        filling = self.freshness is not None  # its filler thread embeds what is missing
+        return (
+            "this store's vectors are not all computed yet, so this search ran on full text "
+            "and the other rankings only; "
+            + (
+                "this server is filling them in the background while it runs"
+                if filling
+                else "`memsift index` fills them, or a long-lived `memsift serve`"
+            )
+            + " (memory_status says how far they are)"
+        )
 
     def read(self, path: str, offset: int = 0, max_chars: int = READ_CHARS) -> dict[str, object]:
         if offset < 0 or not 1 <= max_chars <= MAX_READ_CHARS:
