@@ -24,7 +24,7 @@ from engine.errors import DatabaseError, IndexMissing
 from engine.files.store import Store, StoreError, open_store
 from engine.indexing.embedder import EmbedderError
 from engine.indexing.indexer import index_store
-from engine.indexing.progress import periodic_progress
+from engine.indexing.progress import EMBED_START, LABELS, Pace, periodic_progress
 from engine.ranking.scope import ScopeError, ScopeSpec
 from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.search import SearchResult, search, shown_param
@@ -166,18 +166,24 @@ def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callabl
         return periodic_progress(lambda line: click.echo(line, err=True)), lambda: None
 
     width = 28
+    pace = Pace()
+    seen: set[str] = set()
 
     def show(phase: str, done: int, total: int) -> None:
-        label = {"embed": "embedding chunks", "scan": "scanning files"}.get(phase, phase)
+        rate = pace.text(phase, done, total)
+        if phase == "embed" and phase not in seen:  # said once, on a line of its own
+            click.echo("\r" + " " * 100 + "\r" + EMBED_START, err=True)
+        seen.add(phase)
+        label = LABELS.get(phase, phase)
         if total:
             filled = width * done // total
             bar = "[" + "#" * filled + "-" * (width - filled) + "]"
-            line = f"{bar} {100 * done // total:>3}% {done}/{total} {label}"
+            line = f"{bar} {100 * done // total:>3}% {done}/{total} {label}{rate}"
         else:
-            line = f"{done} {label}"
-        click.echo(f"\r{line[:100]:<100}", nl=False, err=True)
+            line = f"{done} {label}{rate}"
+        click.echo(f"\r{line[:110]:<110}", nl=False, err=True)
 
-    return show, lambda: click.echo("\r" + " " * 100 + "\r", nl=False, err=True)
+    return show, lambda: click.echo("\r" + " " * 110 + "\r", nl=False, err=True)
 
 
 @cli.command()

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
-from engine.indexing.progress import periodic_progress
+from engine.indexing.progress import EMBED_START, duration, periodic_progress
 
 
 def run(*args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
@@ -161,13 +161,31 @@ def test_periodic_progress_writes_at_phase_start_every_interval_and_at_the_end()
         now[0] = done * 0.5  # 50 s in all
         report("embed", done, 100)
     assert lines == [
+        EMBED_START,
         "embedding chunks: 1/100 (1%)",
-        "embedding chunks: 21/100 (21%)",
-        "embedding chunks: 41/100 (41%)",
-        "embedding chunks: 61/100 (61%)",
-        "embedding chunks: 81/100 (81%)",
+        "embedding chunks: 21/100 (21%), 2.0 chunks/s, about 40 s left",
+        "embedding chunks: 41/100 (41%), 2.0 chunks/s, about 30 s left",
+        "embedding chunks: 61/100 (61%), 2.0 chunks/s, about 20 s left",
+        "embedding chunks: 81/100 (81%), 2.0 chunks/s, about 10 s left",
         "embedding chunks: 100/100 (100%)",
     ]
+
+
+def test_the_time_left_follows_the_measured_rate():
+    lines: list[str] = []
+    now = [0.0]
+    report = periodic_progress(lines.append, interval_s=60, clock=lambda: now[0])
+    report("scan", 0, 10_000)
+    now[0] = 120.0
+    report("scan", 600, 10_000)  # 5 files a second: 9,400 to go take about 31 min
+    assert lines[-1] == "scanning files: 600/10000 (6%), 5.0 files/s, about 31 min left"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0.2, "1 s"), (40, "40 s"), (200, "3 min"), (4800, "1 h 20 min")]
+)
+def test_durations_read_as_a_person_plans(seconds, text):
+    assert duration(seconds) == text
 
 
 def test_serve_on_a_missing_store_is_a_one_line_error(tmp_path):
