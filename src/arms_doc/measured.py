@@ -221,6 +221,8 @@ def buys_context(
         "command": QUALITY.command,
         "stale": bool(loaded and loaded.changes),
         "link": measured_link,
+        #: False on a site without benchmark results: the section is left out.
+        "enabled": True,
     }
 
 

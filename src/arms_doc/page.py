@@ -68,13 +68,16 @@ def page_from_registry(
     results: Results | None = None,
     measured_link: str | None = None,
     tabs: bool = True,
+    measuring: bool = True,
 ) -> GeneratedPage:
-    """The page for a registry already read from ``path`` (see :func:`generate_page`)."""
+    """The page for a registry already read from ``path`` (see :func:`generate_page`);
+    ``measuring`` False (a site without benchmark results) leaves out "What each arm buys"."""
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     check_statements(registry)
     context = page_context(registry, statements, git_info(path), link_template, tabs=tabs)
     context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
+    context["buys"]["enabled"] = measuring
     return GeneratedPage(render_page(context), registry, findings)
 
 

@@ -137,6 +137,7 @@ def test_the_arms_page_links_to_the_measured_page(site: Site):
 
 
 def test_missing_results_still_build_both_pages_with_a_note(site: Site, caplog):
+    site.results.mkdir(parents=True)  # the folder is there, its files are not yet
     with caplog.at_level(logging.INFO):
         config = site.build()
 
@@ -301,6 +302,7 @@ def test_malformed_results_stop_the_build_naming_file_and_line(site: Site, caplo
 
 
 def test_a_real_file_at_the_measured_page_path_is_refused(site: Site, caplog):
+    site.results.mkdir(parents=True)  # a site that measures: the page is generated
     real = site.root / "docs" / "reference" / "measured.md"
     real.parent.mkdir()
     real.write_text("# Hand-written figures\n", encoding="utf-8")
@@ -373,3 +375,37 @@ def test_serve_watches_the_results_folder(site: Site):
     plugin.on_serve(server, config=config, builder=None)
 
     assert str(site.results.resolve()) in server.watched
+
+
+# --- a site without benchmarks ---------------------------------------------------------------
+
+
+def test_a_site_without_a_results_folder_has_no_measured_page_and_no_advice(site: Site, caplog):
+    with caplog.at_level(logging.INFO):
+        config = site.build()
+
+    assert not (site.root / "site" / "reference" / "measured").exists()
+    page = site.markdown(config)
+    assert "What each arm buys" not in page and "benchmarks/" not in page
+    assert "does not exist" not in caplog.text and "python benchmarks" not in caplog.text
+
+
+def test_measured_page_null_turns_the_page_off_where_results_exist(site: Site):
+    site.write_result("quality.json")
+    site.configure(
+        """
+        site_name: arms-doc test site
+        plugins:
+          - arms-doc:
+              measured_page: null
+        nav:
+          - Home: index.md
+          - Ranking arms: reference/rrf-arms.md
+        """
+    )
+
+    config = site.build()
+
+    assert not (site.root / "site" / "reference" / "measured").exists()
+    assert "[Measured]" not in site.markdown(config)
+    assert "## What each arm buys" in site.markdown(config)  # the figures stay on the arms page
