@@ -224,9 +224,12 @@ def test_threads_opening_a_new_state_database_together_all_get_it(tmp_path):  # 
     """Switching a new file to write-ahead logging needs it to itself, and SQLite refused the
     switch at once ("database is locked") when several connections made it together: about one
     round in twenty of eight threads failed. Sixty rounds would almost surely show it again."""
+    stores = [tmp_path / f"store-{number}" for number in range(60)]
+    for store in stores:  # a store folder exists before its state plane does
+        store.mkdir()
     failures = [
         f"round {number}: {failure}"
-        for number in range(60)
-        for failure in open_together(tmp_path / f"store-{number}" / ".memsift" / "state.db", 8)
+        for number, store in enumerate(stores)
+        for failure in open_together(store / ".memsift" / "state.db", 8)
     ]
     assert failures == []
