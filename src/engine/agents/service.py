@@ -203,13 +203,14 @@ class MemoryService:
         filling = self.freshness is not None  # its filler thread embeds what is missing
         return (
             "this store's vectors are not all computed yet, so this search ran on full text "
-            "and the other rankings only; "
+            "and the other rankings only; `memsift index` fills them"
             + (
-                "this server is filling them in the background while it runs"
+                ", and so does this server while it keeps running (a client that starts a "
+                "server per call never lets it finish)"
                 if filling
-                else "`memsift index` fills them, or a long-lived `memsift serve`"
+                else ", or a long-lived `memsift serve`"
             )
-            + " (memory_status says how far they are)"
+            + "; memory_status says how far they are"
         )
 
     def read(self, path: str, offset: int = 0, max_chars: int = READ_CHARS) -> dict[str, object]:
