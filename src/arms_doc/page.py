@@ -17,6 +17,7 @@ from arms_doc.prepare import check_statements
 from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import ArmEntry, Registry, read_registry
 from arms_doc.render import render_page
+from arms_doc.roles import roles_to_code
 from arms_doc.statements import InDialect, Statement, Statements, assemble_statements
 from engine.ranking.arm_rules import dialect_sql
 from engine.ranking.contract import DIALECTS, FIRST_SCOPE_PARAM, INPUTS, PARAMS, Dialect
@@ -78,7 +79,45 @@ def page_from_registry(
     context = page_context(registry, statements, git_info(path), link_template, tabs=tabs)
     context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
     context["buys"]["enabled"] = measuring
+    findings += render_roles(context, registry, path)
     return GeneratedPage(render_page(context), registry, findings)
+
+
+def render_roles(context: dict[str, object], registry: Registry, path: Path) -> list[Finding]:
+    """The docstring's and every arm's prose's Sphinx roles as code (:mod:`arms_doc.roles`);
+    a finding, at its line of the registry, for each role the plugin does not know."""
+    found: list[Finding] = []
+
+    def at(first_line: int) -> Callable[[int, str], None]:
+        def report(offset: int, role: str) -> None:
+            found.append(
+                Finding(
+                    first_line + offset,
+                    f"the role {role} is not one the page can render (it shows as code); "
+                    "use :mod:, :func:, :class:, :data:, :attr: or :meth:, or plain `code`",
+                )
+            )
+
+        return report
+
+    docstring = str(context["docstring"])
+    if docstring:
+        context["docstring"] = roles_to_code(docstring, at(docstring_line(path, docstring)))
+    arms: list[dict[str, object]] = context["arms"]  # type: ignore[assignment]
+    for entry, arm in zip(arms, registry.arms, strict=True):
+        start = arm.field_lines.get("prose", arm.start_line)
+        start += len(arm.raw_prose) - len(arm.raw_prose.lstrip("\n")) if arm.raw_prose else 0
+        entry["prose"] = roles_to_code(str(entry["prose"]), at(start))
+    return found
+
+
+def docstring_line(path: Path, docstring: str) -> int:
+    """The line of ``path`` the (stripped) module docstring's text starts on; 1 if not found."""
+    first = docstring.splitlines()[0].strip()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if first and first in line:
+            return number
+    return 1
 
 
 def page_context(
