@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -452,15 +453,21 @@ def fold_copies(hits: list[Hit], chunks: dict[str, list[tuple[str, bytes | None]
     """Each text once: a hit with the same title and words as a higher hit (markup, case and
     spacing set aside: a page's ``.md`` and ``.html`` copies, a memory saved twice) is listed in
     that hit's ``copies`` instead of taking a place of its own. Near-identical texts (a word
-    changed) stay apart: telling a memory from its edited twin is the ranking's work."""
+    changed) stay apart: telling a memory from its edited twin is the ranking's work.
+
+    Copies share their title, so only hits whose title another hit shares have their text
+    read: a search whose hits all differ in title (nearly every one) compares titles only."""
+    titles = [" ".join(plain(hit.title).lower().split()) for hit in hits]
+    shared = {title for title, count in Counter(titles).items() if count > 1}
     first: dict[str, Hit] = {}
     kept: list[Hit] = []
-    for hit in hits:
-        key = copy_text(hit.title, chunks.get(hit.path, []))
-        if key and key in first:
-            first[key].copies.append(hit.path)
-            continue
-        first.setdefault(key, hit)
+    for hit, title in zip(hits, titles, strict=True):
+        if title in shared:
+            key = copy_text(hit.title, chunks.get(hit.path, []))
+            if key and key in first:
+                first[key].copies.append(hit.path)
+                continue
+            first.setdefault(key, hit)
         kept.append(hit)
     return kept
 

@@ -203,3 +203,11 @@ def test_a_lexical_store_has_no_vectors_pending(make_store):
     store = make_store({".memsift/config.toml": '[embedder]\nmodel = "none"\n', "a.md": "alpha\n"})
     index_store(store)
     assert MemoryService(store).status()["vectors_pending"] == 0
+
+
+@pytest.mark.parametrize("budget", range(700, 4000, 97))
+def test_the_note_about_dropped_hits_never_pushes_an_answer_over_its_budget(budget):
+    answer = bounded_answer(result_with([hit(n) for n in range(30)], notes=["a note"]), budget)
+    assert size_of(answer) <= budget and answer["hits"]
+    dropped = answer["truncated"]["hits_dropped"]
+    assert answer["notes"][0] == "a note" and len(answer["hits"]) + dropped == 30

@@ -116,30 +116,32 @@ def bounded_answer(result: SearchResult, budget: int = BUDGET_BYTES) -> dict[str
             if chars != SNIPPET_STEPS[0] and result.hits:
                 answer["truncated"] = {"snippet_chars": chars, "hits_dropped": 0}
             return answer
+    notes = list(result.notes)
+
+    def keep(hits: list[dict[str, object]], chars: int) -> None:
+        """Set the answer to ``hits`` at ``chars``, saying how many more there are."""
+        dropped = len(result.hits) - len(hits)
+        answer["hits"] = hits
+        answer["truncated"] = {"snippet_chars": chars, "hits_dropped": dropped}
+        answer["notes"] = [*notes, more_hits_note(dropped, budget)] if dropped else notes
+
     for chars in [kept[-1]] + [s for s in SNIPPET_STEPS if s < MIN_SNIPPET_CHARS]:
         hits = [hit_record(hit, chars) for hit in result.hits]
-        answer["hits"] = hits
-        dropped = 0
-        answer["truncated"] = {"snippet_chars": chars, "hits_dropped": 0}
+        keep(hits, chars)
         while len(hits) > 1 and size_of(answer) > budget:
             hits.pop()
-            dropped += 1
-            answer["truncated"] = {"snippet_chars": chars, "hits_dropped": dropped}
+            keep(hits, chars)
         if size_of(answer) <= budget:
-            break
-    else:
-        answer["hits"] = []
-        answer["truncated"] = {"snippet_chars": 0, "hits_dropped": len(result.hits)}
-    dropped = answer["truncated"]["hits_dropped"]  # type: ignore[index]
-    if dropped:
-        notes: list[str] = answer["notes"]  # type: ignore[assignment]
-        notes.append(
-            f"{dropped} more hit(s) left out to keep the answer under {budget} bytes; "
-            "a narrower scope or a more specific query brings them up"
-        )
-        while len(notes) > 1 and size_of(answer) > budget:
-            notes.pop(0)  # the new note matters most to the agent: older ones go first
+            return answer
+    keep([], 0)
     return answer
+
+
+def more_hits_note(dropped: int, budget: int) -> str:
+    return (
+        f"{dropped} more hit(s) left out to keep the answer under {budget} bytes; "
+        "a narrower scope or a more specific query brings them up"
+    )
 
 
 @dataclass

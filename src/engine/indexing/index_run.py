@@ -15,7 +15,8 @@ consistent index that the next run completes:
 2. embed: every chunk without a vector for the configured model gets one. Vectors are keyed by
    the hash of the embedded text, so an unchanged chunk is never embedded twice, a renamed file
    costs nothing, and switching models re-embeds without ever mixing two models' vectors;
-3. tidy: vectors no chunk uses are dropped and the coverage figures are recorded.
+3. tidy: vectors no chunk uses are dropped, the coverage figures are recorded, and the store's
+   no-answer floor is measured again when the store changed materially (:mod:`engine.floor`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from engine.files.store import Candidate, Store, walk
+from engine.floor import WritableFloorPlace
+from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder, to_blob
 from engine.indexing.pipeline import (
     EMBED_BATCH,
@@ -83,6 +86,9 @@ class IndexWriter(Protocol):
     def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
         """Tidy: drop unused vectors, record coverage and the skipped files, mark complete."""
 
+    def floor_place(self) -> WritableFloorPlace:
+        """Where the store floor's record is kept (:mod:`engine.floor`)."""
+
 
 def vector_rows(embedder: Embedder, batch: Iterable[Pending]) -> list[tuple[str, bytes]]:
     """Embed chunks as every writer keys them (title and text together, so a chunk's vector
@@ -127,6 +133,7 @@ def full_run(
     if embedder is not None:
         report.embedded = embed_missing(writer, embedder, progress)
     writer.finish(embedder, skipped_fingerprint(store, report.skipped))
+    refresh_floor(writer.floor_place(), embedder, report.embedded)
     return report
 
 

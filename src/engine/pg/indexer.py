@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 
 from engine.files.store import Candidate, Store
-from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import IndexReport, KnownFile, Parsed, Progress, file_row
@@ -43,7 +42,6 @@ def index_to_database(
             ensure_schema(conn)
             writer = PgIndexWriter(conn, store, max_file_bytes)
             full_run(writer, store, max_file_bytes, embedder, progress, report)
-            refresh_floor(PgFloorPlace(conn), embedder, report.embedded)
     finally:
         conn.close()
     return report
@@ -118,6 +116,9 @@ class PgIndexWriter:
     def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
         with self.conn:
             indexdb.add_vectors(self.conn, embedder.name, embedder.dim, rows)
+
+    def floor_place(self) -> PgFloorPlace:
+        return PgFloorPlace(self.conn)
 
     def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
         conn = self.conn

@@ -80,11 +80,6 @@ class QueryTerms:
         kept = [(t, c) for t, c in pairs if len(t) > 1 or c is not None or t[0] not in STOP_WORDS]
         return kept or pairs
 
-    @property
-    def content_terms(self) -> tuple[tuple[str, ...], ...]:
-        """The terms that carry meaning (see :meth:`_content`)."""
-        return tuple(t for t, _ in self._content())
-
     def all_form(self, *, columns: bool = True) -> str | None:
         """Every content term required; None when there are no terms. ``columns=False``
         drops the column filters (for a backend without them)."""

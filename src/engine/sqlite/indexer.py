@@ -19,7 +19,6 @@ import apsw
 
 from engine.errors import Database
 from engine.files.store import Candidate, Store
-from engine.floor import refresh as refresh_floor
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import (
@@ -88,9 +87,9 @@ def run_index(
 ) -> IndexReport:
     conn = open_index(store.index_path, create=True)
     try:
-        full_run(SqliteIndexWriter(conn, store), store, max_file_bytes, embedder, progress, report)
-        refresh_floor(SqliteFloorPlace(conn), embedder, report.embedded)
-        return report
+        return full_run(
+            SqliteIndexWriter(conn, store), store, max_file_bytes, embedder, progress, report
+        )
     finally:
         conn.close()
 
@@ -147,6 +146,9 @@ class SqliteIndexWriter:
     def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
         with self.conn:
             indexdb.add_vectors(self.conn, embedder.name, embedder.dim, rows)
+
+    def floor_place(self) -> SqliteFloorPlace:
+        return SqliteFloorPlace(self.conn)
 
     def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
         conn = self.conn

@@ -403,9 +403,9 @@ def test_a_title_prefix_finds_the_word_in_titles_only_or_says_it_cannot(indexed,
 
 
 def test_a_column_prefix_is_never_a_query_word(indexed):
-    store = indexed({"title.md": memory("Title", "A page about titles.")})
-    result = search(store, "body:cadence", use_vector=False)
-    assert result.hits == []
+    store = indexed({"body.md": memory("Body", "The body of a page, not its title.")})
+    result = search(store, "body:cadence title:cadence", use_vector=False)
+    assert result.hits == []  # were "body" or "title" words, this memory would match
 
 
 # --- copies take one place -------------------------------------------------------------------
