@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.arms import ARMS
+from engine.arms import ARMS, AUTHORITY
 from engine.measure.fingerprint import ranking
 from engine.measure.results_schema import FORMAT, Git, Machine, Stamp
 
@@ -30,7 +30,7 @@ def make_stamp(benchmark: str) -> Stamp:
         benchmark=benchmark,
         format=FORMAT,
         made_at=now_utc(),
-        ranking=ranking(ARMS),
+        ranking=ranking(ARMS, authority=AUTHORITY),
         git=git_state(),
         machine=machine_info(),
     )

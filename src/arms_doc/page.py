@@ -108,6 +108,9 @@ def render_roles(context: dict[str, object], registry: Registry, path: Path) -> 
         start = arm.field_lines.get("prose", arm.start_line)
         start += len(arm.raw_prose) - len(arm.raw_prose.lstrip("\n")) if arm.raw_prose else 0
         entry["prose"] = roles_to_code(str(entry["prose"]), at(start))
+    signals: list[dict[str, object]] = context["authority"]  # type: ignore[assignment]
+    for entry, signal in zip(signals, registry.authority, strict=True):
+        entry["prose"] = roles_to_code(str(entry["prose"]), at(signal.start_line))
     return found
 
 
@@ -151,10 +154,26 @@ def page_context(
         }
         for arm in registry.arms
     ]
+    authority = [
+        {
+            "name": signal.name,
+            "label": signal.label,
+            "tags": list(signal.tags),
+            "effect": signal.effect,
+            "factor": signal.factor_text,
+            "prose": signal.prose,
+            "start_line": signal.start_line,
+            "end_line": signal.end_line,
+            "link": link(signal.start_line, signal.end_line),
+        }
+        for signal in registry.authority
+    ]
     return {
         "registry": {"file": registry.file, "variable": registry.variable, "line": registry.line},
         "docstring": (registry.docstring or "").strip(),
         "arms": arms,
+        "authority": authority,
+        "authority_ceiling": authority_ceiling(),
         "rrf_k": statements.rrf_k,
         "inputs": [{"name": i.name, "doc": i.doc, "finds": i.finds} for i in INPUTS],
         "params": [{"number": p.number, "doc": p.doc, "input": p.input} for p in PARAMS],
@@ -170,6 +189,13 @@ def page_context(
         "commit": commit,
         "dirty": bool(git and git.dirty),
     }
+
+
+def authority_ceiling() -> float:
+    """The bound on what raises reach together, from the engine's rule."""
+    from engine.ranking.authority import CEILING
+
+    return CEILING
 
 
 def fragment(sql: str) -> str:

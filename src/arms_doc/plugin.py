@@ -193,7 +193,7 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
             results = load_results(
                 self.results_path,
                 display=self.relative(config, self.results_path),
-                current=ranking(registry.arms),
+                current=ranking(registry.arms, authority=registry.authority),
             )
         except ResultsError as exc:
             raise PluginError(f"arms-doc: {exc}") from None

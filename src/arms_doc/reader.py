@@ -32,9 +32,13 @@ from engine.ranking.contract import INPUT_NAMES
 FIELDS = ("name", "label", "weight", "needs", "prose", "sql", "pg_sql")
 #: Fields an entry may leave out: an arm's PostgreSQL SQL (a registry may predate the dialect).
 OPTIONAL_FIELDS = frozenset({"pg_sql"})
-STRING_FIELDS = frozenset({"name", "label", "prose", "sql", "pg_sql"})
+STRING_FIELDS = frozenset({"name", "label", "prose", "sql", "pg_sql", "effect"})
 #: Fields holding a tuple of string literals.
-NAMES_FIELDS = frozenset({"needs"})
+NAMES_FIELDS = frozenset({"needs", "tags"})
+#: The fields of an authority signal (``engine.arms.Authority``), all required.
+AUTHORITY_FIELDS = ("name", "label", "tags", "effect", "factor", "prose")
+#: The variable holding the authority signals, read when the module assigns it.
+AUTHORITY_VARIABLE = "AUTHORITY"
 
 
 class RegistryError(Exception):
@@ -102,8 +106,29 @@ class ArmEntry:
 
 
 @dataclass(frozen=True)
+class AuthorityEntry:
+    """One ``Authority(...)`` entry as written in the registry."""
+
+    name: str
+    label: str
+    tags: tuple[str, ...]
+    effect: str
+    factor: float
+    #: The factor's source text, printed as written.
+    factor_text: str
+    raw_prose: str
+    start_line: int
+    end_line: int
+
+    @property
+    def prose(self) -> str:
+        """The prose with common indentation and surrounding blank lines removed."""
+        return inspect.cleandoc(self.raw_prose)
+
+
+@dataclass(frozen=True)
 class Registry:
-    """The registry module as read: its docstring and its arms, in order."""
+    """The registry module as read: its docstring, its arms and its authority signals."""
 
     file: str
     variable: str
@@ -111,6 +136,8 @@ class Registry:
     line: int
     docstring: str | None
     arms: tuple[ArmEntry, ...]
+    #: The signals of :data:`AUTHORITY_VARIABLE`; none when the module assigns no such name.
+    authority: tuple[AuthorityEntry, ...] = ()
 
 
 def read_registry(path: Path, variable: str = "ARMS", *, display: str | None = None) -> Registry:
@@ -201,21 +228,89 @@ class _Reader:
             line=self.line(statement),
             docstring=self.module.get_docstring(),
             arms=tuple(arms),
+            authority=self.read_authority(),
+        )
+
+    def read_authority(self) -> tuple[AuthorityEntry, ...]:
+        """The module's authority signals (none when it assigns no :data:`AUTHORITY_VARIABLE`),
+        checked by the engine's own rule so the page and the assembler accept the same."""
+        from engine.ranking.authority import authority_problems
+
+        found = self.assignments(AUTHORITY_VARIABLE)
+        if not found:
+            return ()
+        if len(found) > 1:
+            raise self.error(
+                found[1][0],
+                f"{AUTHORITY_VARIABLE} is assigned again (first on line "
+                f"{self.line(found[0][0])}); keep one assignment",
+            )
+        statement, value = found[0]
+        if not isinstance(value, cst.Tuple | cst.List):
+            raise self.error(
+                value,
+                f"{AUTHORITY_VARIABLE} must be a tuple or list literal of Authority(...) "
+                f"entries, found `{self.code(value)}`; write the entries out in the registry",
+            )
+        entries = tuple(self.read_signal(element.value) for element in value.elements)
+        lines = {entry.name: entry.start_line for entry in entries}
+        for name, _, message in authority_problems(entries):
+            raise RegistryError(self.file, lines.get(name, self.line(statement)), message)
+        return entries
+
+    def read_signal(self, node: cst.BaseExpression) -> AuthorityEntry:
+        if not (isinstance(node, cst.Call) and _callee_name(node.func) == "Authority"):
+            raise self.error(
+                node,
+                f"entry `{self.code(node)}` is not an Authority(...) call; write "
+                "Authority(name=..., ...)",
+            )
+        values: dict[str, object] = {}
+        factor_text = ""
+        for arg in node.args:
+            if arg.star or arg.keyword is None:
+                raise self.error(
+                    arg,
+                    f"`{self.code(arg)}` is not a keyword literal; write every field by keyword "
+                    f"({', '.join(AUTHORITY_FIELDS)})",
+                )
+            key = arg.keyword.value
+            if key not in AUTHORITY_FIELDS:
+                raise self.error(
+                    arg,
+                    f"unknown field {key!r} in Authority(...); the fields are "
+                    + ", ".join(AUTHORITY_FIELDS),
+                )
+            if key in values:
+                raise self.error(arg, f"field {key!r} is given twice; keep one")
+            values[key] = self.literal(key, arg.value)
+            if key == "factor":
+                factor_text = self.module.code_for_node(arg.value).strip()
+        missing = [key for key in AUTHORITY_FIELDS if key not in values]
+        if missing:
+            raise self.error(
+                node,
+                f"Authority(...) is missing {', '.join(missing)}; every signal declares all of "
+                + ", ".join(AUTHORITY_FIELDS),
+            )
+        if not str(values["prose"]).strip():
+            raise self.error(
+                node, f"authority {values['name']!r} has no prose; say what it means and why"
+            )
+        return AuthorityEntry(
+            name=str(values["name"]),
+            label=str(values["label"]),
+            tags=tuple(values["tags"]),  # type: ignore[arg-type]
+            effect=str(values["effect"]),
+            factor=values["factor"],  # type: ignore[arg-type]
+            factor_text=factor_text,
+            raw_prose=str(values["prose"]),
+            start_line=self.line(node),
+            end_line=self.end_line(node),
         )
 
     def find_assignment(self) -> tuple[cst.CSTNode, cst.BaseExpression]:
-        found: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
-        for line in self.module.body:
-            if not isinstance(line, cst.SimpleStatementLine):
-                continue
-            for small in line.body:
-                if isinstance(small, cst.AnnAssign) and small.value is not None:
-                    if _is_name(small.target, self.variable):
-                        found.append((small, small.value))
-                elif isinstance(small, cst.Assign) and any(
-                    _is_name(target.target, self.variable) for target in small.targets
-                ):
-                    found.append((small, small.value))
+        found = self.assignments(self.variable)
         if not found:
             raise RegistryError(
                 self.file,
@@ -230,6 +325,22 @@ class _Reader:
                 "keep one assignment so the page and the runtime agree",
             )
         return found[0]
+
+    def assignments(self, variable: str) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+        """Every module-level assignment to ``variable``, with its value."""
+        found: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
+        for line in self.module.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.AnnAssign) and small.value is not None:
+                    if _is_name(small.target, variable):
+                        found.append((small, small.value))
+                elif isinstance(small, cst.Assign) and any(
+                    _is_name(target.target, variable) for target in small.targets
+                ):
+                    found.append((small, small.value))
+        return found
 
     def read_arm(self, node: cst.BaseExpression) -> ArmEntry:
         if not (isinstance(node, cst.Call) and _callee_name(node.func) == "Arm"):

@@ -101,7 +101,13 @@ def assemble_statements(registry: Registry) -> Statements:
         dropped: dict[str, str] = {}
         for position, (target, scope) in enumerate(zip(DIALECTS, scopes, strict=True)):
             try:
-                assembly = assemble(available, scope.sql, arms=arms, dialect_name=target.name)
+                assembly = assemble(
+                    available,
+                    scope.sql,
+                    arms=arms,
+                    dialect_name=target.name,
+                    authority=registry.authority,
+                )
             except AssemblyError as exc:
                 if position == 0:
                     raise RegistryError(

@@ -42,7 +42,9 @@ from dataclasses import dataclass
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
     "ARMS",
+    "AUTHORITY",
     "Arm",
+    "Authority",
 ]
 
 
@@ -62,6 +64,23 @@ class Arm:
     #: The same ranking in PostgreSQL (team stores): same placeholders, same ``{scope}``, same
     #: ``(path, rank)`` rows; empty for an arm that has no PostgreSQL form yet.
     pg_sql: str = ""
+
+
+@dataclass(frozen=True)
+class Authority:
+    """A tag a memory can carry about itself that scales its fused score: a raise (a factor
+    above 1; raises multiply, bounded by :data:`engine.ranking.authority.CEILING`) or a cap (the
+    multiplier is at most the factor, whatever raises it). The rule lives in
+    :mod:`engine.ranking.authority`; the entries below are data, like the arms."""
+
+    name: str
+    label: str
+    #: The front-matter tags that carry the signal, lower-case (tags are indexed lower-case).
+    tags: tuple[str, ...]
+    #: "raise" or "cap".
+    effect: str
+    factor: float
+    prose: str
 
 
 ARMS: tuple[Arm, ...] = (
@@ -421,6 +440,60 @@ FROM (
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
 ) AS dated
+""",
+    ),
+)
+
+#: What a memory may say about itself, applied after fusion (see :class:`Authority`). Tags
+#: only: a store's memories say it in front matter (``tags: [canonical]``), and a search needs
+#: no other column. Same rules as the arms: literal values, read by the docs plugin as source.
+AUTHORITY: tuple[Authority, ...] = (
+    Authority(
+        name="pinned",
+        label="pinned",
+        tags=("pinned",),
+        effect="raise",
+        factor=1.2,
+        prose="""
+A memory someone pinned is one they want found first. Its score is raised by a fifth: enough
+to put it above a near-twin that the arms rank the same or one place higher, not enough to
+lift it over a memory that answers the query much better.
+""",
+    ),
+    Authority(
+        name="canonical",
+        label="canonical source",
+        tags=("canonical", "source-of-truth"),
+        effect="raise",
+        factor=1.2,
+        prose="""
+A memory marked as the canonical source of a fact (`canonical`, `source-of-truth`) beats the
+notes that repeat or paraphrase it. Raised like a pinned one; a memory both pinned and
+canonical is raised by both, up to the ceiling.
+""",
+    ),
+    Authority(
+        name="superseded",
+        label="superseded",
+        tags=("superseded", "historical", "outdated"),
+        effect="cap",
+        factor=0.5,
+        prose="""
+A memory marked as past (`superseded`, `historical`, `outdated`) still answers a question
+about its time, but ranks below what replaced it: its score is at most halved, whatever else
+raises it, so a superseded note that is also pinned stays down.
+""",
+    ),
+    Authority(
+        name="do_not_answer",
+        label="do not answer from",
+        tags=("do-not-answer-from",),
+        effect="cap",
+        factor=0.05,
+        prose="""
+A memory tagged `do-not-answer-from` is kept for the record (a draft, a quarantined import, a
+note known to be wrong) and must not be the answer while anything else is: its score is cut
+to a twentieth, which sinks it below every memory without the tag that any arm found.
 """,
     ),
 )

@@ -365,7 +365,11 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
             parts = [
                 f"{name} #{arm.rank} +{arm.contribution:.5f}" for name, arm in hit.arms.items()
             ]
-            click.echo(f"    score {hit.score:.5f} = " + ", ".join(parts))
+            summed = ", ".join(parts)
+            if hit.authority != 1.0:  # the memory's own tags scaled the fused sum
+                signals = ", ".join(hit.authority_signals)
+                summed = f"({summed}) x {hit.authority:g} authority ({signals})"
+            click.echo(f"    score {hit.score:.5f} = {summed}")
     if explain and result.vector_search not in (None, "exact"):
         click.echo(f"semantic ranking: {result.vector_search}")
     if explain and result.floor and not result.abstained:  # withheld: the note says it

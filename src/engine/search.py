@@ -9,6 +9,7 @@ and whether the search ran degraded.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -19,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from engine.arms import ARMS, Arm
+from engine.arms import ARMS, AUTHORITY, Arm, Authority
 from engine.backend import SearchSession, open_backend
 from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
 from engine.ranking.assemble import RRF_K, assemble, resolve_weights
+from engine.ranking.authority import judge
 from engine.ranking.contract import Available, bind, bound_prefix
 from engine.ranking.floor import Floor
 from engine.ranking.query import QueryTerms, sanitize
@@ -75,6 +77,10 @@ class Hit:
     #: Paths of lower-ranked hits that hold the same text (a page's .md and .html copies, a
     #: memory saved twice): folded into this hit instead of taking places of their own.
     copies: list[str] = field(default_factory=list)
+    #: The multiplier the memory's own tags gave its fused score (1: none of the registry's
+    #: authority signals), and the signals that made it (engine.ranking.authority).
+    authority: float = 1.0
+    authority_signals: tuple[str, ...] = ()
 
 
 @dataclass
@@ -123,6 +129,7 @@ class SearchResult:
                     "snippet": h.snippet,
                     "similarity": h.similarity,
                     "copies": h.copies,
+                    "authority": {"factor": h.authority, "signals": list(h.authority_signals)},
                     "arms": {
                         name: {"rank": a.rank, "contribution": a.contribution}
                         for name, a in h.arms.items()
@@ -421,9 +428,11 @@ def make_hits(
     fired: Sequence[Arm],
     weight_of: dict[str, float],
     terms: QueryTerms,
+    signals: Sequence[Authority] = AUTHORITY,
 ) -> list[Hit]:
     """Rows of the fused statement (``records``, read by the column names the assembler
-    gives them) to hits, with each arm's rank and contribution and the best passage."""
+    gives them) to hits, with each arm's rank and contribution, the authority signals that
+    scaled its score (named by the same rule the statement applied) and the best passage."""
     pattern = word_pattern(terms)
     hits = []
     for r in records:
@@ -444,9 +453,20 @@ def make_hits(
                 snippet_for(own, pattern, near),
                 arms,
                 None if near is None else round(float(near.max()), 4),
+                authority=float(r["authority"]),
+                authority_signals=judge(stored_tags(r["tags"]), signals).signals,
             )
         )
     return hits
+
+
+def stored_tags(text: object) -> list[str]:
+    """A memory's tags as the index stores them (a JSON array); none when unreadable."""
+    try:
+        tags = json.loads(text) if isinstance(text, str) else []
+    except ValueError:
+        return []
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
 def fold_copies(hits: list[Hit], chunks: dict[str, list[tuple[str, bytes | None]]]) -> list[Hit]:

@@ -267,9 +267,15 @@ def test_statement_ends_with_the_final_limit():
 
 def test_statement_orders_by_score_then_the_lead_arm_then_path():
     assert (
-        "ORDER BY fused.score DESC, fused.fts_rank IS NULL, fused.fts_rank, fused.path"
+        "ORDER BY score DESC, fused.fts_rank IS NULL, fused.fts_rank, fused.path"
         in assemble(ALL).sql
     )
+
+
+def test_without_authority_signals_the_score_is_the_fused_sum():
+    sql = assemble(ALL, authority=()).sql
+    assert "weighed" not in sql
+    assert "fused.score AS score" in sql and "1.0 AS authority" in sql
 
 
 # --- executed on a real index --------------------------------------------------------------
@@ -377,7 +383,7 @@ def search(conn, available: Available, query: str = "rotate", spec=None, **kwarg
 def test_full_statement_runs_and_returns_every_arms_rank_column(index):
     rows = search(index, ALL)
     assert list(rows[0]) == [
-        "path", "title", "kind", "event_at", "file_id", "score",
+        "path", "title", "kind", "event_at", "file_id", "score", "authority", "tags",
         "fts_rank", "vector_rank", "recency_rank", "salience_rank", "time_rank",
     ]  # fmt: skip
 

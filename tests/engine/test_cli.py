@@ -408,3 +408,20 @@ def test_help_names_every_arm_of_the_registry(command):
     said = " ".join(result.output.split())
     labels = [arm.label.removesuffix(" ranking") for arm in ARMS]
     assert ", ".join(labels[:-1]) + f" and {labels[-1]} rankings" in said
+
+
+def test_search_explain_names_the_authority_that_scaled_a_hit(tmp_path):
+    root = tmp_path / "store"
+    (root / ".memsift").mkdir(parents=True)
+    (root / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    (root / "new.md").write_text(
+        "---\ntitle: Deploys\ntags: [pinned]\n---\nDeploys run through the pipeline.\n"
+    )
+    (root / "old.md").write_text(
+        "---\ntitle: Deploys\ntags: [superseded]\n---\nDeploys run through the old script.\n"
+    )
+    assert run("index", store=root).exit_code == 0
+    result = run("search", "deploys run", "--explain", store=root)
+    scores = [line for line in result.stdout.splitlines() if line.startswith("    score ")]
+    assert scores[0].endswith(") x 1.2 authority (pinned)")
+    assert scores[1].endswith(") x 0.5 authority (superseded)")

@@ -22,6 +22,7 @@ from typing import Protocol
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
+    "AuthorityPrint",
     "Ranking",
     "ranking",
 ]
@@ -58,6 +59,31 @@ class ArmPrint:
     pg_sql_sha256: str | None = None
 
 
+class RankingAuthority(Protocol):
+    """What an authority signal must carry to be fingerprinted (``engine.arms.Authority`` and
+    the docs plugin's statically read entries)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def effect(self) -> str: ...
+    @property
+    def factor(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class AuthorityPrint:
+    """One authority signal as far as ranking goes (its prose and label are left out)."""
+
+    name: str
+    #: Its tags, sorted (they are a set).
+    tags: tuple[str, ...]
+    effect: str
+    factor: float
+
+
 @dataclass(frozen=True)
 class Ranking:
     """Everything a ranking depends on, in registry order (the order breaks ties)."""
@@ -66,6 +92,12 @@ class Ranking:
     rrf_k: int
     embedder_model: str
     embedder_dim: int
+    #: The authority signals scaling fused scores; figures stamped before the registry had
+    #: any carry none (and were measured without).
+    authority: tuple[AuthorityPrint, ...] = ()
+    #: The bound on what raises reach together (engine.ranking.authority.CEILING); None in
+    #: figures stamped before authority existed.
+    authority_ceiling: float | None = None
 
     @property
     def sha256(self) -> str:
@@ -98,6 +130,12 @@ class Ranking:
                 changes.append(f"needs of {name}")
         if common != [name for name in before if name in now]:
             changes.append("order of the arms")
+        if self.authority != old.authority:
+            changes += authority_changes(old.authority, self.authority)
+        if self.authority_ceiling != old.authority_ceiling and self.authority and old.authority:
+            changes.append(
+                f"authority ceiling {old.authority_ceiling} -> {self.authority_ceiling}"
+            )
         if self.rrf_k != old.rrf_k:
             changes.append(f"fusion constant k {old.rrf_k} -> {self.rrf_k}")
         if (self.embedder_model, self.embedder_dim) != (old.embedder_model, old.embedder_dim):
@@ -108,21 +146,47 @@ class Ranking:
         return changes
 
 
+def authority_changes(
+    old: tuple[AuthorityPrint, ...], new: tuple[AuthorityPrint, ...]
+) -> list[str]:
+    """What differs between two sets of authority signals, in words."""
+    before = {s.name: s for s in old}
+    now = {s.name: s for s in new}
+    changes = [f"authority {name} added" for name in now if name not in before]
+    changes += [f"authority {name} removed" for name in before if name not in now]
+    for name in (n for n in now if n in before):
+        if now[name] != before[name]:
+            was, is_ = before[name], now[name]
+            changes.append(
+                f"authority {name}: {was.effect} {was.factor:g} on {', '.join(was.tags)} -> "
+                f"{is_.effect} {is_.factor:g} on {', '.join(is_.tags)}"
+            )
+    if not changes:
+        changes.append("order of the authority signals")
+    return changes
+
+
 def ranking(
     arms: Iterable[RankingArm],
     *,
+    authority: Iterable[RankingAuthority] = (),
     rrf_k: int | None = None,
     embedder_model: str | None = None,
     embedder_dim: int | None = None,
 ) -> Ranking:
-    """The ranking made by ``arms`` with the engine's fusion constant and default embedder.
+    """The ranking made by ``arms`` and the ``authority`` signals, with the engine's fusion
+    constant and default embedder.
 
     The keywords override those for a ranking measured with others (a converted old results
     file names the constant and the model of its own commit).
     """
     from engine.indexing.embedder import DEFAULT_MODEL, MINILM_DIM
     from engine.ranking.assemble import RRF_K
+    from engine.ranking.authority import CEILING
 
+    signals = tuple(
+        AuthorityPrint(s.name, tuple(sorted(s.tags)), s.effect, float(s.factor)) for s in authority
+    )
     return Ranking(
         arms=tuple(
             ArmPrint(
@@ -137,6 +201,8 @@ def ranking(
         rrf_k=RRF_K if rrf_k is None else rrf_k,
         embedder_model=DEFAULT_MODEL if embedder_model is None else embedder_model,
         embedder_dim=MINILM_DIM if embedder_dim is None else embedder_dim,
+        authority=signals,
+        authority_ceiling=CEILING if signals else None,
     )
 
 

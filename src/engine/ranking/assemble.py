@@ -21,7 +21,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engine.arms import ARMS, Arm
+from engine.arms import ARMS, AUTHORITY, Arm
 from engine.ranking.arm_rules import (
     WEIGHT_RULE,
     RegistryRuleError,
@@ -30,6 +30,7 @@ from engine.ranking.arm_rules import (
     validate,
     weight_problem,
 )
+from engine.ranking.authority import AuthorityLike, authority_problems, authority_sql, number
 from engine.ranking.contract import INPUTS, Available, Dialect, dialect
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
@@ -46,7 +47,7 @@ INPUT_BY_NAME = {i.name: i for i in INPUTS}
 #: evaluation set (benchmarks/results/tuning.json; it was 60, the constant of the RRF paper).
 RRF_K = 20
 #: The columns of every hit the statement returns, before one ``<arm>_rank`` per fired arm.
-RESULT_COLUMNS = ("path", "title", "kind", "event_at", "file_id", "score")
+RESULT_COLUMNS = ("path", "title", "kind", "event_at", "file_id", "score", "authority", "tags")
 
 
 @dataclass(frozen=True)
@@ -109,15 +110,19 @@ def assemble(
     arms: Sequence[Arm] = ARMS,
     weights: Mapping[str, float] | None = None,
     dialect_name: str = "sqlite",
+    authority: Sequence[AuthorityLike] = AUTHORITY,
 ) -> Assembly:
     """Build the fused statement for the arms whose inputs are available, in the SQL dialect
     ``dialect_name`` (each arm's fragment for it; the fold itself is the same on both).
 
     ``weights`` overrides registry weights by arm name (trusted configuration only, resolved by
     :func:`resolve_weights`); an arm weighted 0 is dropped, since it could only add rows that
-    score nothing.
+    score nothing. ``authority`` are the signals that scale a memory's fused score
+    (:mod:`engine.ranking.authority`); the statement returns each hit's multiplier.
     """
     checked(tuple(arms))
+    if problems := authority_problems(authority):
+        raise AssemblyError("; ".join(message for _, _, message in problems))
     try:
         target = dialect(dialect_name)
     except ValueError as exc:
@@ -170,12 +175,31 @@ def assemble(
     # higher (fts when it runs: an exact word is harder evidence than a near neighbour).
     lead = names[0]
     ranks = "".join(f",\n       fused.{name}_rank AS {name}_rank" for name in names)
+    # Authority scales the fused score after fusion; without signals the score is the sum.
+    factor = authority_sql(authority, target.name)
+    if factor:
+        ctes.append(
+            f"weighed AS (\n    SELECT fused.path AS path,\n{indent(factor, 7)} AS authority\n"
+            "    FROM fused\n    JOIN files AS f ON f.path = fused.path\n)"
+        )
+        # The sign decides (the seed's adjust_rank): a positive score is multiplied, a negative
+        # one divided, so a larger multiplier always moves a memory toward the better end.
+        score = (
+            "CASE WHEN fused.score >= 0 THEN fused.score * weighed.authority "
+            "ELSE fused.score / weighed.authority END"
+        )
+        joined = "JOIN weighed ON weighed.path = fused.path\n"
+        multiplier = "weighed.authority"
+    else:
+        score, joined, multiplier = "fused.score", "", number(1.0, target.name)
+    tags = "f.tags" if target.name == "sqlite" else "f.tags::text"
     sql = (
         "WITH\n" + ",\n".join(ctes) + "\n"
         "SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
-        f"       f.id AS file_id, fused.score AS score{ranks}\n"
-        "FROM fused\nJOIN files AS f ON f.path = fused.path\n"
-        f"ORDER BY fused.score DESC, fused.{lead}_rank IS NULL, fused.{lead}_rank, fused.path\n"
+        f"       f.id AS file_id, {score} AS score,\n"
+        f"       {multiplier} AS authority, {tags} AS tags{ranks}\n"
+        f"FROM fused\nJOIN files AS f ON f.path = fused.path\n{joined}"
+        f"ORDER BY score DESC, fused.{lead}_rank IS NULL, fused.{lead}_rank, fused.path\n"
         "LIMIT ?3"
     )
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
@@ -206,5 +230,5 @@ def cte(arm: Arm, scope_sql: str, target: Dialect | None = None) -> str:
     return f"arm_{arm.name} AS (\n{indent(sql.strip().replace('{scope}', scope_sql))}\n)"
 
 
-def indent(text: str) -> str:
-    return textwrap.indent(text, "    ")
+def indent(text: str, spaces: int = 4) -> str:
+    return textwrap.indent(text, " " * spaces)
