@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from abstention_corpora import Corpus, chat_docs, debian_docs, memory_text, python_docs
@@ -119,6 +119,23 @@ def ask(
         best_similarity=result.best_similarity,
         expected_rank=(paths.index(expect) + 1) if expect in paths else None,
         floor=result.floor,
+        withheld_by=result.withheld_by,
+    )
+
+
+def floor_alone(store: FloorOutcome) -> FloorOutcome:
+    """The store floor without the coverage test, from the same searches: a question the
+    coverage test withheld counts as answered (its hits were never ranked, so it has no
+    expected rank)."""
+
+    def undone(q: QuestionOutcome) -> QuestionOutcome:
+        return replace(q, answered=True) if q.withheld_by == "coverage" else q
+
+    return outcome(
+        "store-floor-only",
+        store.floor_text + ", without the coverage test",
+        [undone(q) for q in store.answerable],
+        [undone(q) for q in store.foreign],
     )
 
 
@@ -157,6 +174,7 @@ def measure(source: Source, cache: Path, say: Callable[[str], None]) -> Abstenti
             foreign = [ask(searcher, q["q"], floor, None) for q in questions["foreign"]]
             used = [q.floor for q in answerable + foreign if q.floor]
             floors.append(outcome(label, floor_used(used, floor), answerable, foreign))
+        floors.append(floor_alone(floors[-1]))
         chunks = int(store_meta(store).get("chunks") or 0)
     say(
         f"{source.name}: "

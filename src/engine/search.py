@@ -28,10 +28,11 @@ from engine.indexing.embedder import Embedder, make_embedder, to_blob
 from engine.ranking.assemble import RRF_K, assemble, resolve_weights
 from engine.ranking.authority import judge
 from engine.ranking.contract import Available, bind, bound_prefix
+from engine.ranking.coverage import NEAR, Coverage, coverage, lookups, query_words
 from engine.ranking.floor import Floor
 from engine.ranking.query import QueryTerms, sanitize
 from engine.ranking.scope import ScopeSpec, build_scope
-from engine.ranking.when import query_window
+from engine.ranking.when import query_window, time_spans
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -100,6 +101,9 @@ class SearchResult:
     params: tuple[object, ...] = ()
     #: True when nothing found clears the similarity floor: the hits were withheld as noise.
     abstained: bool = False
+    #: Why they were withheld: "floor" (nothing as similar as the floor) or "coverage" (the
+    #: store never saw what the query is about, and nothing is near in meaning).
+    withheld_by: str | None = None
     #: The best similarity among the hits found (withheld or not), when there was a vector.
     best_similarity: float | None = None
     #: Arms that dropped in the normal course of things (no date in the query, no state plane
@@ -144,6 +148,7 @@ class SearchResult:
             "scope": self.scope,
             "empty_scope": self.empty_scope,
             "abstained": self.abstained,
+            "withheld_by": self.withheld_by,
             "best_similarity": self.best_similarity,
             "vector_search": self.vector_search,
             "floor": self.floor,
@@ -361,6 +366,7 @@ def run_search(
         result,
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         similarities,
+        lambda: store_coverage(db, query),
     ):
         hits = make_hits(records, chunks, similarities, assembly.fired, resolved, terms)
         ids = {r["path"]: r["file_id"] for r in records}
@@ -375,18 +381,23 @@ def abstain(
     result: SearchResult,
     floor: Callable[[], Floor],
     similarities: dict[int, np.ndarray | None],
+    coverage: Callable[[], Coverage] | None = None,
 ) -> bool:
     """Withhold the hits when none of them is an answer: no memory holds every content word
-    of the query (the all-terms form did not bind) and none is as similar to it as the floor.
-    ``similarities`` holds each hit's chunks' similarity to the query, by file id; ``floor``
-    gives the floor when it is needed (a store floor may have to be measured); True means the
-    hits are withheld (and need no snippets).
+    of the query (the all-terms form did not bind) and either none is as similar to it as the
+    floor, or the store has never seen what the query is about (``coverage``: a name it gives,
+    or most of its information, in no chunk; :mod:`engine.ranking.coverage`) and none is near
+    in meaning. ``similarities`` holds each hit's chunks' similarity to the query, by file id;
+    ``floor`` gives the floor when it is needed (a store floor may have to be measured); True
+    means the hits are withheld (and need no snippets).
 
     The fused score cannot say this: it is made of ranks, and the semantic arm always has a
     nearest neighbour to rank first, so nonsense gets a top hit with the same score as a real
     answer. Similarity is absolute, but what a query nothing answers reaches depends on the
-    store, so the floor is measured on it unless one is set (:mod:`engine.floor`). Without a
-    query vector there is no similarity to judge by, and nothing is withheld."""
+    store, so the floor is measured on it unless one is set (:mod:`engine.floor`); a floor set
+    for the search or in the configuration is the whole rule, so it is not joined by the
+    coverage test. Without a query vector there is no similarity to judge by, and nothing is
+    withheld."""
     best = [round(float(s.max()), 4) for s in similarities.values() if s is not None]
     if not best:
         return False
@@ -395,15 +406,37 @@ def abstain(
         return False
     chosen = floor()
     result.floor = chosen.describe()
-    if result.best_similarity >= chosen.value:
+    withheld = f"({len(similarities)} weaker hit(s) withheld)"
+    if result.best_similarity < chosen.value:
+        result.withheld_by = "floor"
+        result.notes.append(
+            f"no answer: no memory holds every query word and the closest is "
+            f"{result.best_similarity:.2f} similar, under the {chosen.describe()} {withheld}"
+        )
+    elif (
+        coverage is not None
+        and chosen.source in ("store", "default")
+        and result.best_similarity < NEAR
+        and not (seen := coverage()).covered
+    ):
+        result.withheld_by = "coverage"
+        result.notes.append(
+            f"no answer: {seen.describe()}, and the closest memory is "
+            f"{result.best_similarity:.2f} similar, under the {NEAR:.2f} a memory needs to "
+            f"answer such a question {withheld}"
+        )
+    else:
         return False
     result.abstained = True
-    result.notes.append(
-        f"no answer: no memory holds every query word and the closest is "
-        f"{result.best_similarity:.2f} similar, under the {chosen.describe()} "
-        f"({len(similarities)} weaker hit(s) withheld)"
-    )
     return True
+
+
+def store_coverage(db: SearchSession, query: str) -> Coverage:
+    """What of ``query`` the store behind ``db`` has seen (counted only when the abstention
+    rule needs it: a query that misses the floor or binds every word never asks)."""
+    words = query_words(query, skip=time_spans(query))
+    counts, chunks = db.chunk_counts(lookups(words) if words else [])
+    return coverage(words, counts, chunks)
 
 
 def clean_text(text: str) -> str:

@@ -794,12 +794,17 @@ class QuestionOutcome:
     expected_rank: int | None = None
     #: The floor the search applied, as it described it (None: none was needed).
     floor: str | None = None
+    #: Why a withheld question was: "floor" or "coverage" (engine.search.abstain); None when
+    #: it was answered, or in files written before the coverage test.
+    withheld_by: str | None = None
 
 
 @dataclass(frozen=True)
 class FloorOutcome:
-    """Every question of one corpus under one floor: "fixed" (today's 0.25, given as
-    ``--min-similarity``) or "store" (the floor the store's configuration gives)."""
+    """Every question of one corpus under one rule: "fixed" (the old 0.25, given as
+    ``--min-similarity``, which turns the coverage test off), "store" (the store floor and
+    the coverage test: the default) or "store-floor-only" (the same searches, counting what
+    the coverage test withheld as answered: the store floor alone)."""
 
     floor: str
     #: The floor as the search described it, e.g. "store floor 0.37 from 48 probes".

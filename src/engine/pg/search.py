@@ -24,6 +24,7 @@ from engine.pg.indexdb import vector_coverage
 from engine.pg.schema import has_hnsw, require_index, require_layout
 from engine.pg.target import DatabaseTarget
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
+from engine.ranking.coverage import COUNT_CAP
 from engine.ranking.query import QueryTerms
 from engine.ranking.scope import Scope
 
@@ -189,6 +190,28 @@ class PgSearchBackend:
         sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
         params = bound_prefix(sql, bind({}, scope.values))
         return self.conn.execute(sql, params).fetchone() is not None
+
+    def chunk_counts(
+        self, wanted: list[tuple[str, bool]]
+    ) -> tuple[dict[tuple[str, bool], int], int]:
+        """As on SQLite, through the chunks' ``terms`` and the store's text search
+        configuration (a prefix as ``word:*``)."""
+        counts: dict[tuple[str, bool], int] = {}
+        for word, prefix in wanted:
+            query = (
+                "to_tsquery('memsift', %s)" if prefix else "plainto_tsquery('memsift', %s)"
+            )
+            text = f"'{word}':*" if prefix else word
+            # A word the configuration drops as a stop word makes an empty query: common.
+            row = self.conn.run(
+                "SELECT CASE WHEN numnode(q) = 0 THEN %s ELSE (SELECT count(*) FROM "
+                "(SELECT 1 FROM chunks WHERE terms @@ q LIMIT %s) AS hit) END "
+                f"FROM (SELECT {query} AS q) AS asked",
+                (COUNT_CAP, COUNT_CAP, text),
+            ).fetchone()
+            counts[(word, prefix)] = int(row[0]) if row else 0
+        total = self.conn.run("SELECT count(*) FROM chunks").fetchone()
+        return counts, int(total[0]) if total else 0
 
     def floor_record(self) -> str | None:
         return PgFloorPlace(self.conn).floor_record()

@@ -87,8 +87,24 @@ def query_window(
     ``relative=False`` reads only absolute expressions: in conversational text "today" and
     "yesterday" usually speak of the conversation, not of the memory it is looking for.
     """
+    found = time_expressions(text, now, relative=relative)
+    if not found:
+        return None
+    return min(found, key=lambda item: item[0][0])[1]
+
+
+def time_spans(text: str, *, relative: bool = False) -> list[tuple[int, int]]:
+    """Where in ``text`` the time expressions these rules read lie (start, end): words that
+    name a time, not a topic (the search's coverage test leaves them out)."""
+    return [span for span, _ in time_expressions(text, None, relative=relative)]
+
+
+def time_expressions(
+    text: str, now: dt.datetime | None, *, relative: bool
+) -> list[tuple[tuple[int, int], Window]]:
+    """Every time expression of ``text`` these rules read, with the window it names."""
     now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    found: list[tuple[int, Window]] = []
+    found: list[tuple[tuple[int, int], Window]] = []
     claimed: list[tuple[int, int]] = []  # text a more specific pattern already read
     for unit, pattern in _PATTERNS:  # most specific first
         if unit == "relative" and not relative:
@@ -100,10 +116,8 @@ def query_window(
             span = read_span(unit, match, now)
             if span is not None:
                 window = qualify(span, match.group("qualifier"), match.group(0).strip())
-                found.append((match.start(), window))
-    if not found:
-        return None
-    return min(found, key=lambda item: item[0])[1]
+                found.append((match.span(), window))
+    return found
 
 
 def read_span(

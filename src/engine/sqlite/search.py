@@ -21,7 +21,8 @@ from engine.errors import Database, Problem
 from engine.files.store import Store
 from engine.indexing.embedder import Embedder
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
-from engine.ranking.query import QueryTerms
+from engine.ranking.coverage import COUNT_CAP
+from engine.ranking.query import QueryTerms, quote
 from engine.ranking.scope import Scope
 from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
 from engine.sqlite.errors import classify
@@ -111,6 +112,11 @@ class SqliteSearch:
 
     def scope_has_files(self, scope: Scope) -> bool:
         return scope_has_files(self.conn, scope)
+
+    def chunk_counts(
+        self, wanted: list[tuple[str, bool]]
+    ) -> tuple[dict[tuple[str, bool], int], int]:
+        return chunk_counts(self.conn, wanted)
 
     def floor_record(self) -> str | None:
         return SqliteFloorPlace(self.conn).floor_record()
@@ -241,6 +247,28 @@ def choose_fts_form(
         return all_form, "all"
     return any_form, "any"
 
+
+
+def chunk_counts(
+    conn: apsw.Connection, wanted: list[tuple[str, bool]]
+) -> tuple[dict[tuple[str, bool], int], int]:
+    """How many chunks of the whole store hold each word (``(word, True)``: a word starting
+    with it), up to :data:`engine.ranking.coverage.COUNT_CAP`, through the full-text index and
+    its own tokenizer (so "rotates" counts the chunks holding "rotation"); and how many chunks
+    the store has."""
+    counts: dict[tuple[str, bool], int] = {}
+    for word, prefix in wanted:
+        match = quote((word,)) + (" *" if prefix else "")
+        counts[(word, prefix)] = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+            (match, COUNT_CAP),
+        ).fetchone()[0]
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('chunks', 'complete')"))
+    if meta.get("complete") == "1" and meta.get("chunks"):
+        total = int(meta["chunks"])
+    else:
+        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    return counts, total
 
 
 def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:

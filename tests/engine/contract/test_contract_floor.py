@@ -18,10 +18,16 @@ import pytest
 
 from backends import memory
 from engine.indexing.indexer import index_store
+from engine.ranking.coverage import MIN_CHUNKS
 from engine.ranking.floor import MAX_FLOOR, META_KEY, MIN_FLOOR, PROBES, read_record
 from engine.search import search
 
-NONSENSE = "zib zab zob"
+#: Words the store holds, though no memory holds them all: the similarity floor decides, not
+#: the words (a query of words the store has never seen is withheld by its coverage, below).
+NONSENSE = "lamps 0 1"
+UNSEEN = "zib zab zob"
+#: Unseen words too, but as near in meaning to the "far" memories as a paraphrase (0.7).
+UNSEEN_PARAPHRASE = "zib zab wumble"
 NEAR, FAR = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
 
 
@@ -40,7 +46,9 @@ class AngleEmbedder:
             if text in PROBES:
                 self.probe_calls += 1
                 rows.append([math.sqrt(0.5), math.sqrt(0.5), 0.0])
-            elif NONSENSE in text:
+            elif UNSEEN_PARAPHRASE in text:
+                rows.append([0.0, math.sqrt(0.51), 0.7])
+            elif NONSENSE in text or UNSEEN in text:
                 rows.append([0.3, math.sqrt(1 - 0.18), 0.3])
             elif "far" in text.lower():
                 rows.append(FAR)
@@ -99,6 +107,36 @@ def test_a_store_far_from_its_probes_keeps_the_lowest_floor_and_answers(backend_
     result = search(store, NONSENSE, embedder=embedder)
     assert (result.abstained, len(result.hits)) == (False, 3)
     assert result.floor == f"store floor {MIN_FLOOR:.2f} from {len(PROBES)} probes"
+
+
+def test_words_the_store_never_saw_are_withheld_above_the_store_floor(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder)
+    assert (result.abstained, result.hits, result.best_similarity) == (True, [], 0.3)
+    assert "'zib', 'zab', 'zob' (100% of the query)" in result.notes[-1]
+    assert "appear nowhere in the store" in result.notes[-1]
+
+
+def test_unseen_words_still_get_a_memory_near_in_meaning(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_PARAPHRASE, embedder=embedder)
+    assert (result.abstained, result.best_similarity) == (False, 0.7)
+
+
+def test_a_store_too_small_to_have_a_vocabulary_is_not_judged_by_it(backend_store, embedder):
+    store = backend_store(notes("far", 3))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder)
+    assert (result.abstained, len(result.hits)) == (False, 3)
+
+
+def test_a_floor_set_for_the_search_is_the_whole_rule(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder, min_similarity=0.25)
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
 
 
 def test_a_floor_in_config_toml_overrides_the_store_floor(backend, backend_store, embedder):
