@@ -370,6 +370,11 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
                 signals = ", ".join(hit.authority_signals)
                 summed = f"({summed}) x {hit.authority:g} authority ({signals})"
             click.echo(f"    score {hit.score:.5f} = {summed}")
+            if hit.above_twin:
+                click.echo(
+                    f"    ranked above its near-twin {printable(hit.above_twin)}, which denies "
+                    "or retires what this one says"
+                )
     if explain and result.vector_search not in (None, "exact"):
         click.echo(f"semantic ranking: {result.vector_search}")
     if explain and result.floor and not result.abstained:  # withheld: the note says it

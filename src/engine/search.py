@@ -32,6 +32,7 @@ from engine.ranking.coverage import NEAR, Coverage, coverage, lookups, query_wor
 from engine.ranking.floor import Floor
 from engine.ranking.query import QueryTerms, sanitize
 from engine.ranking.scope import ScopeSpec, build_scope
+from engine.ranking.twins import Candidate, order_twins
 from engine.ranking.when import query_window, time_spans
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
@@ -82,6 +83,9 @@ class Hit:
     #: authority signals), and the signals that made it (engine.ranking.authority).
     authority: float = 1.0
     authority_signals: tuple[str, ...] = ()
+    #: The path of the near-twin this hit was moved above because that twin negates or marks
+    #: as past what this one says (engine.ranking.twins); None when it kept its place.
+    above_twin: str | None = None
 
 
 @dataclass
@@ -134,6 +138,7 @@ class SearchResult:
                     "similarity": h.similarity,
                     "copies": h.copies,
                     "authority": {"factor": h.authority, "signals": list(h.authority_signals)},
+                    "above_twin": h.above_twin,
                     "arms": {
                         name: {"rank": a.rank, "contribution": a.contribution}
                         for name, a in h.arms.items()
@@ -368,7 +373,10 @@ def run_search(
         similarities,
         lambda: store_coverage(db, query),
     ):
-        hits = make_hits(records, chunks, similarities, assembly.fired, resolved, terms)
+        records, above = twin_order(query, records, chunks, similarities)
+        hits = make_hits(
+            records, chunks, similarities, assembly.fired, resolved, terms, above=above
+        )
         ids = {r["path"]: r["file_id"] for r in records}
         result.hits = fold_copies(hits, {path: chunks.get(i, []) for path, i in ids.items()})
     if not result.hits and not result.abstained and not db.scope_has_files(built):
@@ -431,6 +439,28 @@ def abstain(
     return True
 
 
+def twin_order(
+    query: str,
+    records: list[dict[str, Any]],
+    chunks: dict[int, list[tuple[str, bytes | None]]],
+    similarities: dict[int, np.ndarray | None],
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The records with each asserting memory above its denying near-twin
+    (:mod:`engine.ranking.twins`), and for each that moved, the path it now ranks above. A
+    hit speaks by its chunk closest to the query (its first without a query vector)."""
+    candidates = []
+    for record in records:
+        own = chunks.get(record["file_id"], [])
+        near = similarities.get(record["file_id"])
+        best = int(np.argmax(near)) if near is not None and len(own) else 0
+        text, blob = own[best] if own else ("", None)
+        vector = np.frombuffer(blob, dtype="<f4") if blob is not None else None
+        candidates.append(Candidate(text, vector))
+    order, moved = order_twins(query, candidates)
+    above = {records[i]["path"]: records[j]["path"] for i, j in moved.items()}
+    return [records[i] for i in order], above
+
+
 def store_coverage(db: SearchSession, query: str) -> Coverage:
     """What of ``query`` the store behind ``db`` has seen (counted only when the abstention
     rule needs it: a query that misses the floor or binds every word never asks)."""
@@ -462,6 +492,7 @@ def make_hits(
     weight_of: dict[str, float],
     terms: QueryTerms,
     signals: Sequence[Authority] = AUTHORITY,
+    above: dict[str, str] | None = None,
 ) -> list[Hit]:
     """Rows of the fused statement (``records``, read by the column names the assembler
     gives them) to hits, with each arm's rank and contribution, the authority signals that
@@ -488,6 +519,7 @@ def make_hits(
                 None if near is None else round(float(near.max()), 4),
                 authority=float(r["authority"]),
                 authority_signals=judge(stored_tags(r["tags"]), signals).signals,
+                above_twin=(above or {}).get(r["path"]),
             )
         )
     return hits

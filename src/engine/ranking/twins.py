@@ -1,0 +1,124 @@
+"""Near-twins that deny each other: the memory that asserts a fact ranks above its twin that
+negates it or marks it as past.
+
+Two memories can say nearly the same thing and mean the opposite: "the warehouse is hosted in
+eu-west-1" and "the warehouse is not hosted in eu-west-1", "deploys go through Argo CD" and
+"deploys used to go through Argo CD, before Flux replaced it", "the user wants a weekly
+summary" and "the user no longer wants a weekly summary". Every arm ranks them side by side:
+they share the words and nearly the meaning (the embedding of a sentence barely moves for a
+"not"), so either may come first, and a question that asks for the fact ("which region hosts
+the warehouse") then gets its denial as the answer.
+
+The rule, applied to the hits after fusion: when two hits are twins (their best chunks are at
+least :data:`TWIN_SIMILARITY` alike, by their vectors, or by their words in a store without
+vectors) and one carries more denial markers than the other (negations, "used to", "no
+longer", "replaced", ...; :func:`denials`), while the query itself carries none, the one with
+fewer moves up to just above the other. A query that negates ("which jobs are not
+preempted") asks for the denial, and the fused order stands.
+
+It is a reorder among the hits, not a score: the statement's scores and each arm's rank stay
+what they were (``--explain`` shows them), and the hit that moved says above which twin.
+This module is pure: texts and vectors in, an order out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.ranking.coverage import FUNCTION_WORDS
+from engine.ranking.query import STOP_WORDS
+
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "TWIN_SIMILARITY",
+    "Candidate",
+    "denials",
+    "order_twins",
+]
+
+#: How alike two best chunks must be to count as twins, by their vectors: with this project's
+#: model the discrimination gate's one-fact twins sit at 0.82 to 0.999 from their true
+#: memories; a superseded twin that adds a clause ("..., before Flux replaced it") drops to
+#: 0.7, which the words still catch (below).
+TWIN_SIMILARITY = 0.8
+#: Or by their words: the share of the smaller chunk's distinct content words the other
+#: holds too (what a store without vectors goes by alone), for chunks of comparable length
+#: (neither more than twice the other's words: a short note inside a long page is no twin).
+TWIN_WORD_OVERLAP = 0.6
+TWIN_LENGTH_RATIO = 0.5
+
+#: Words and phrases that deny or retire what a sentence says.
+_DENIAL = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|no\s+longer|any\s?more|"
+    r"used\s+to|formerly|previously|replaced|retired|deprecated|superseded|obsolete|"
+    r"\w+n['\u2019]t)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w+")
+
+
+def denials(text: str) -> int:
+    """How many denial markers ``text`` holds ("no longer" once, not as "no" and "longer")."""
+    return len(_DENIAL.findall(text))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A hit as the rule sees it: its best chunk's text and vector (None without one)."""
+
+    text: str
+    vector: np.ndarray | None = None
+
+
+def twins(a: Candidate, b: Candidate) -> bool:
+    """Whether two hits' best chunks say nearly the same thing, by meaning or by words."""
+    same_width = a.vector is not None and b.vector is not None and a.vector.shape == b.vector.shape
+    if same_width and float(a.vector @ b.vector) >= TWIN_SIMILARITY:  # type: ignore[operator]
+        return True
+    words_a, words_b = content_words(a.text), content_words(b.text)
+    small, large = sorted((len(words_a), len(words_b)))
+    if not small or small < large * TWIN_LENGTH_RATIO:
+        return False
+    return len(words_a & words_b) / small >= TWIN_WORD_OVERLAP
+
+
+def content_words(text: str) -> set[str]:
+    """A chunk's distinct words without stop words and denials (what twins have in common is
+    what they talk about; what tells them apart is the denial)."""
+    return {
+        w
+        for w in (m.lower() for m in _WORD.findall(text))
+        if w not in STOP_WORDS and w not in FUNCTION_WORDS and not _DENIAL.fullmatch(w)
+    }
+
+
+def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[int, int]]:
+    """The hits' new order (indexes into ``hits``) and, for each hit that moved, the index of
+    the twin it now ranks above. Nothing moves when the query itself denies something."""
+    order = list(range(len(hits)))
+    moved: dict[int, int] = {}
+    if denials(query) or len(hits) < 2:
+        return order, moved
+    counts = [denials(hit.text) for hit in hits]
+    # Each pass moves one asserting hit above the first twin that denies more; a hit moves
+    # at most once (above its highest denying twin), so the passes end.
+    changed = True
+    while changed:
+        changed = False
+        for position, upper in enumerate(order):
+            for lower_position in range(position + 1, len(order)):
+                lower = order[lower_position]
+                if lower in moved or counts[lower] >= counts[upper]:
+                    continue
+                if twins(hits[upper], hits[lower]):
+                    order.insert(position, order.pop(lower_position))
+                    moved[lower] = upper
+                    changed = True
+                    break
+            if changed:
+                break
+    return order, moved
