@@ -1,8 +1,8 @@
 """The ``memsift`` command: thin glue between click and the engine's functions.
 
-Exit codes: 0 success, 1 no result where that matters (a search with no hits), 2 bad input or
-an unusable store, with one line saying what is wrong and what to do (``--debug`` adds the
-traceback).
+Exit codes: 0 success, 1 no result where that matters (a search with no hits, a docs check
+that finds a page out of date), 2 bad input or an unusable store, with one line saying what is
+wrong and what to do (``--debug`` adds the traceback).
 """
 
 from __future__ import annotations
