@@ -928,9 +928,11 @@ def docs_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def docs_pages(config_file: Path | None, flags: dict[str, Any]) -> tuple[Any, Any]:
-    """The pages' sources and the pages rendered from them, as the plugin renders them; the
-    warnings printed; bad options and unreadable sources end the command with one line. The
-    caller has checked the docs extra (:func:`docs_extra`)."""
+    """The pages' sources and the pages rendered from them (``arms_doc.pages.Sources`` and
+    ``Pages``, typed Any: naming them here would load the docs plugin, and with it
+    measurement, into every command), as the plugin renders them; the warnings printed; bad
+    options and unreadable sources end the command with one line. The caller has checked the
+    docs extra (:func:`docs_extra`)."""
     from arms_doc.pages import READ_ERRORS, OptionError, render_pages
     from arms_doc.site_options import Flags, SiteConfigError, find_config, read_site, sources_for
 
