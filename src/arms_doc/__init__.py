@@ -19,10 +19,15 @@ except ImportError:
 
 
 class DocsExtraMissing(ImportError, _Reported):  # type: ignore[misc,valid-type]
-    """A package of the docs extra is not installed."""
+    """A package of the docs extra is not installed; ``missing`` names them (``memsift docs``
+    words its own line with them)."""
+
+    missing: tuple[str, ...] = ()
 
 
 if missing := [name for name in NEEDS if find_spec(name) is None]:
-    raise DocsExtraMissing(
+    _error = DocsExtraMissing(
         f"the arms-doc plugin needs the docs extra: {INSTALL} (missing: {', '.join(missing)})"
     )
+    _error.missing = tuple(missing)
+    raise _error

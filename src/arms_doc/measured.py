@@ -340,9 +340,10 @@ def scale_context(scale: ScaleResults | None, default_ef: int) -> dict[str, obje
 
 
 def measured_context(
-    results: Results, registry: str, registry_arms: Sequence[str]
+    results: Results, registry: str, registry_arms: Sequence[str], *, written: bool = False
 ) -> dict[str, object]:
-    """The Measured page's whole context."""
+    """The Measured page's whole context; ``written`` for the page ``memsift docs write`` puts
+    in a file (it says so instead of speaking of a build)."""
     files = [file_context(loaded) for loaded in results.files]
     machines: dict[str, list[str]] = {}
     for file in files:
@@ -351,6 +352,7 @@ def measured_context(
     latency, mcp = results.latency, results.mcp
     backend_arms, backends = backend_rows(results.quality, results.quality_pg)
     return {
+        "written": written,
         "folder": results.folder,
         "registry": registry,
         "files": files,

@@ -41,12 +41,14 @@ def generate_page(
     results: Results | None = None,
     measured_link: str | None = None,
     tabs: bool = True,
+    written: bool = False,
 ) -> GeneratedPage:
     """Build the page for the registry at ``path`` (shown to readers as ``display``).
 
     ``results`` feed the "What each arm buys" section; ``measured_link`` is the Measured
     page's path relative to this page, for a link to it; ``tabs`` puts each dialect's SQL in
-    a content tab, for a site with the pymdownx.tabbed extension. Raises
+    a content tab, for a site with the pymdownx.tabbed extension; ``written`` makes the page
+    ``memsift docs write`` puts in a file (:func:`page_from_registry`). Raises
     :class:`arms_doc.reader.RegistryError` for a registry that cannot be read, or whose SQL
     SQLite refuses to prepare.
     """
@@ -58,6 +60,7 @@ def generate_page(
         results=results,
         measured_link=measured_link,
         tabs=tabs,
+        written=written,
     )
 
 
@@ -70,13 +73,23 @@ def page_from_registry(
     measured_link: str | None = None,
     tabs: bool = True,
     measuring: bool = True,
+    written: bool = False,
 ) -> GeneratedPage:
     """The page for a registry already read from ``path`` (see :func:`generate_page`);
-    ``measuring`` False (a site without benchmark results) leaves out "What each arm buys"."""
+    ``measuring`` False (a site without benchmark results) leaves out "What each arm buys".
+
+    ``written`` is the page as ``memsift docs write`` puts it in a file, to be committed: the
+    same content, but it names no commit (the commit it will be committed in is not known yet,
+    and a page naming the commit it was written at would differ from the one ``memsift docs
+    check`` renders after every commit), its links lead to the lines at ``HEAD``, and its
+    provenance says it was written, not built.
+    """
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     check_statements(registry)
-    context = page_context(registry, statements, git_info(path), link_template, tabs=tabs)
+    context = page_context(
+        registry, statements, git_info(path), link_template, tabs=tabs, written=written
+    )
     context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
     context["buys"]["enabled"] = measuring
     findings += render_roles(context, registry, path)
@@ -130,11 +143,14 @@ def page_context(
     link_template: str | None,
     *,
     tabs: bool = True,
+    written: bool = False,
 ) -> dict[str, object]:
     """The template's whole context, as plain data; ``tabs`` shows each dialect's SQL in a
-    content tab (pymdownx.tabbed) rather than under a bold heading of its own."""
+    content tab (pymdownx.tabbed) rather than under a bold heading of its own; ``written``
+    leaves the commit out (links then lead to ``HEAD``), for the page ``memsift docs write``
+    puts in a file."""
     link_path = git.path if git else registry.file
-    commit = git.commit if git else None
+    commit = git.commit if git and not written else None
 
     def link(start: int, end: int) -> str:
         return line_link(link_template, commit=commit, path=link_path, start=start, end=end)
@@ -187,7 +203,8 @@ def page_context(
         "full": statement_context(statements.full),
         "floor": statement_context(statements.lexical_floor),
         "commit": commit,
-        "dirty": bool(git and git.dirty),
+        "dirty": bool(commit and git and git.dirty),
+        "written": written,
     }
 
 

@@ -1,8 +1,8 @@
 """The ``memsift`` command: thin glue between click and the engine's functions.
 
-Exit codes: 0 success, 1 no result where that matters (a search with no hits), 2 bad input or
-an unusable store, with one line saying what is wrong and what to do (``--debug`` adds the
-traceback).
+Exit codes: 0 success, 1 no result where that matters (a search with no hits, a docs check
+that finds a page out of date), 2 bad input or an unusable store, with one line saying what is
+wrong and what to do (``--debug`` adds the traceback).
 """
 
 from __future__ import annotations
@@ -117,6 +117,9 @@ class StoreGroup(click.Group):
     group_class = type  # nested groups are StoreGroups too
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if getattr(cmd, "storeless", False):  # works on something else than a store
+            super().add_command(cmd, name)
+            return
         if not any(isinstance(p, click.Option) and "--store" in p.opts for p in cmd.params):
             cmd.params.append(
                 click.Option(
@@ -863,6 +866,195 @@ def watch(ctx: click.Context) -> None:
         click.echo("memsift watch: stopping", err=True)
     finally:
         freshness.stop()
+
+
+# --------------------------------------------------------------------------- docs
+
+
+def docs_extra() -> None:
+    """Stop with one line naming the docs extra when a package of it is missing."""
+    try:
+        import arms_doc  # noqa: F401
+    except ImportError as exc:
+        missing = ", ".join(getattr(exc, "missing", ()) or [exc.name or str(exc)])
+        fail(f"memsift docs needs the docs extra: pip install 'memsift[docs]' (missing: {missing})")
+
+
+DOCS_OPTIONS = (
+    click.argument(
+        "folder", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path)
+    ),
+    click.option(
+        "-f",
+        "--config-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="The site's mkdocs.yml: its arms-doc entry under plugins: gives the defaults of "
+        "the options below (its paths relative to its folder) and repo_url the line links. "
+        "Default: mkdocs.yml in the current folder, when there is one.",
+    ),
+    click.option(
+        "--registry",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="The arm registry's Python file. Default: arms-doc's registry option, else "
+        "src/engine/arms.py.",
+    ),
+    click.option("--variable", help="The registry's variable. Default: ARMS."),
+    click.option(
+        "--page", help="The arms page's path inside DIR. Default: reference/rrf-arms.md."
+    ),
+    click.option(
+        "--results",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help="The benchmark results folder. Default: benchmarks/results; without that folder "
+        "there is no Measured page.",
+    ),
+    click.option(
+        "--measured-page",
+        help="The Measured page's path inside DIR. Default: reference/measured.md.",
+    ),
+    click.option(
+        "--no-measured", is_flag=True, help="No Measured page, as measured_page: null."
+    ),
+    click.option(
+        "--source-link",
+        metavar="TEMPLATE",
+        help="Link each arm's lines through this template ({commit}, {path}, {start}, {end}). "
+        "Default: arms-doc's source_link, else GitHub-style links from repo_url.",
+    ),
+    click.option(
+        "--tabs",
+        is_flag=True,
+        help="Each dialect's SQL in a content tab (pymdownx.tabbed, as Material and Zensical "
+        "sites have) instead of under a bold heading of its own.",
+    ),
+)
+
+
+def docs_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(DOCS_OPTIONS):
+        func = option(func)
+    return func
+
+
+def docs_pages(config_file: Path | None, flags: dict[str, Any]) -> tuple[Any, Any]:
+    """The pages' sources and the pages rendered from them (``arms_doc.pages.Sources`` and
+    ``Pages``, typed Any: naming them here would load the docs plugin, and with it
+    measurement, into every command), as the plugin renders them; the warnings printed; bad
+    options and unreadable sources end the command with one line. The caller has checked the
+    docs extra (:func:`docs_extra`)."""
+    from arms_doc.pages import READ_ERRORS, OptionError, render_pages
+    from arms_doc.site_options import Flags, SiteConfigError, find_config, read_site, sources_for
+
+    cwd = Path.cwd()
+    try:
+        site = read_site(find_config(config_file, cwd), cwd)
+        sources = sources_for(site, Flags(**flags), cwd).check()
+        pages = render_pages(sources)
+    except (SiteConfigError, OptionError, *READ_ERRORS) as exc:
+        fail(str(exc))
+    for warning in pages.warnings:
+        warn(warning)
+    return sources, pages
+
+
+class SiteGroup(click.Group):
+    """A group about a documentation site, not a store: its commands take no ``--store``."""
+
+    storeless = True
+
+
+@cli.group(name="docs", cls=SiteGroup)
+def docs_group() -> None:
+    """Write the arms reference page as Markdown files, or check committed ones.
+
+    For a site whose generator runs no MkDocs plugins (Zensical, MkDocs 2, Sphinx with MyST,
+    a README): `docs write` puts in files what the arms-doc plugin renders at build time, and
+    `docs check` fails in CI when they no longer match the registry. Needs the docs extra
+    (pip install 'memsift[docs]').
+    """
+
+
+@docs_group.command(name="write")
+@docs_options
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace a file at a page's path even though memsift docs write did not write it.",
+)
+def docs_write(folder: Path, config_file: Path | None, force: bool, **flags: Any) -> None:
+    """Write the arms page, and the Measured page when there are results, into DIR.
+
+    The pages are plain Markdown (tables, fenced code, an HTML comment) that any generator
+    renders; --tabs adds content tabs. Each carries a 'Written by memsift docs write' comment,
+    and only a file with that comment is ever replaced (--force replaces any file). A page that
+    already holds its text is left untouched. Exit codes: 0 written, 2 bad input or a file in
+    the way.
+    """
+    docs_extra()
+    from arms_doc.written import InTheWay, leftover, planned, write_pages
+
+    sources, pages = docs_pages(config_file, flags)
+    try:
+        done = write_pages(planned(pages, sources, folder, str(folder)), force=force)
+    except InTheWay as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the pages into {folder}: {exc}")
+    for page, changed in done:
+        click.echo(f"{'wrote' if changed else 'unchanged'} {printable(page.shown)}")
+    if (old := leftover(sources, folder, str(folder))) is not None:
+        warn(
+            f"{old.shown} was written earlier, but there are no results now, so no Measured "
+            "page is made; delete it"
+        )
+
+
+@docs_group.command(name="check")
+@docs_options
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail on warnings too: the registry's quality warnings and stale results, which fail "
+    "mkdocs build --strict with the plugin.",
+)
+@click.pass_context
+def docs_check(
+    ctx: click.Context, folder: Path, config_file: Path | None, strict: bool, **flags: Any
+) -> None:
+    """Check that the pages in DIR are what memsift docs write would write now.
+
+    Give it the options given to docs write. Each page that differs is named with the sections
+    that changed, and its unified diff is printed. Exit codes: 0 up to date, 1 a page differs
+    or is missing (or, with --strict, there were warnings), 2 bad input.
+    """
+    docs_extra()
+    from arms_doc.written import differences, leftover, planned
+
+    sources, pages = docs_pages(config_file, flags)
+    files = planned(pages, sources, folder, str(folder))
+    found = differences(files, leftover(sources, folder, str(folder)))
+    for difference in found:
+        changed = f" (changed: {'; '.join(difference.sections)})" if difference.sections else ""
+        click.echo(
+            printable(f"memsift docs check: {difference.page.shown} {difference.problem}{changed}"),
+            err=True,
+        )
+        for line in difference.diff:
+            click.echo(printable(line))
+    if found:
+        if any(difference.page in files for difference in found):
+            click.echo(
+                f"memsift docs check: run `memsift docs write {printable(str(folder))}` with the "
+                "same options to write the pages again",
+                err=True,
+            )
+        ctx.exit(1)
+    if strict and pages.warnings:
+        click.echo(
+            f"memsift docs check: {len(pages.warnings)} warning(s) in strict mode", err=True
+        )
+        ctx.exit(1)
+    click.echo(f"up to date: {', '.join(printable(page.shown) for page in files)}")
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,43 @@ nav:
   - Home: index.md
   - Ranking arms: reference/rrf-arms.md
 """
+
+
+class _Tables(HTMLParser):
+    """Every table of an HTML page as rows of cell texts (header rows included)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.cell is not None and self.tables:
+            self.tables[-1][-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def arms_table(html: str) -> list[list[str]]:
+    """The rows (Arm, Weight, then the needs) of the arms table in a built page's HTML; an
+    AssertionError when the page has no such table."""
+    parser = _Tables()
+    parser.feed(html)
+    for table in parser.tables:
+        if table and table[0][:2] == ["Arm", "Weight"]:
+            return table[1:]
+    raise AssertionError("the page has no table headed Arm | Weight")
 
 
 def src(text: str) -> str:

@@ -135,6 +135,21 @@ def test_a_real_file_at_the_page_path_is_refused(site: Site, caplog):
     assert "Delete that file, or set `page:` under arms-doc to another path." in caplog.text
 
 
+def test_a_page_docs_write_wrote_gives_way_to_the_generated_one(site: Site, caplog):
+    written = site.root / "docs" / "reference" / "rrf-arms.md"
+    written.parent.mkdir()
+    text = "# Ranking arms\n\n<!-- Written by memsift docs write from x (ARMS). -->\n\nOld page.\n"
+    written.write_text(text, encoding="utf-8")
+
+    with caplog.at_level(logging.INFO):
+        site.build()
+
+    html = site.page_html()
+    assert "Old page." not in html and '<h3 id="recency">recency</h3>' in html
+    assert written.read_text(encoding="utf-8") == text
+    assert "reference/rrf-arms.md was written by memsift docs write; this build uses" in caplog.text
+
+
 def test_a_broken_registry_stops_the_build_naming_file_and_line(site: Site, caplog):
     text = site.registry.read_text(encoding="utf-8")
     site.registry.write_text(text.replace("weight=0.5,", "weight=HALF,", 1), encoding="utf-8")

@@ -132,6 +132,15 @@ def test_eval_without_the_eval_extra_names_it_in_one_line(tmp_path):
     )
 
 
+def test_memsift_docs_without_the_docs_extra_names_it_in_one_line(tmp_path):
+    done = without(("libcst",), CLI_MAIN, "docs", "write", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr == (
+        "memsift: memsift docs needs the docs extra: pip install 'memsift[docs]' "
+        "(missing: libcst)\n"
+    )
+
+
 def test_the_plugin_without_the_docs_extra_names_it(tmp_path):
     done = without(("libcst",), "import arms_doc.plugin")
     assert done.returncode == 1
