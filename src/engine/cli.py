@@ -265,6 +265,12 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
     "the query (default: [limits] min_similarity, else the floor measured on the store "
     "itself; 0 always answers).",
 )
+@click.option(
+    "--withhold-unseen/--answer-unseen",
+    default=None,
+    help="Also answer nothing when the store never wrote a name the query gives, or most of "
+    "its words, unless a memory is near in meaning (default: [limits] withhold_unseen, off).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
 @click.option("--sql", "show_sql", is_flag=True, help="Show the SQL statement and its values.")
@@ -281,6 +287,7 @@ def search_command(
     include_archived: bool,
     no_vector: bool,
     min_similarity: float | None,
+    withhold_unseen: bool | None,
     as_json: bool,
     explain: bool,
     show_sql: bool,
@@ -315,6 +322,7 @@ def search_command(
             scope=spec,
             use_vector=not no_vector,
             min_similarity=min_similarity,
+            withhold_unseen=withhold_unseen,
         )
     if as_json:
         # Every hit carries its arms' ranks and contributions; --sql adds the statement.

@@ -183,12 +183,14 @@ def search(
     candidate_limit: int = CANDIDATE_LIMIT,
     weights: dict[str, float] | None = None,
     min_similarity: float | None = None,
+    withhold_unseen: bool | None = None,
 ) -> SearchResult:
     """Search ``store`` for ``query``; see the module docstring for what the result reports.
 
     ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
     ``min_similarity`` replaces the abstention floor (``[limits] min_similarity``, else the
-    store's own; 0 never abstains).
+    store's own; 0 never abstains). ``withhold_unseen`` turns the coverage test on or off
+    for this search (None: ``[limits] withhold_unseen``; :mod:`engine.ranking.coverage`).
     One call opens and closes the index; for many searches keep a :class:`Searcher`.
     """
     with Searcher(store, embedder=embedder) as searcher:
@@ -200,6 +202,7 @@ def search(
             candidate_limit=candidate_limit,
             weights=weights,
             min_similarity=min_similarity,
+            withhold_unseen=withhold_unseen,
         )
 
 
@@ -237,6 +240,7 @@ class Searcher:
         candidate_limit: int = CANDIDATE_LIMIT,
         weights: dict[str, float] | None = None,
         min_similarity: float | None = None,
+        withhold_unseen: bool | None = None,
     ) -> SearchResult:
         """Search for ``query``; the same options and result as :func:`search`."""
         if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
@@ -265,6 +269,7 @@ class Searcher:
                         candidate_limit=candidate_limit,
                         weights=weights,
                         min_similarity=min_similarity,
+                        withhold_unseen=withhold_unseen,
                     )
             except Exception:
                 # A team database that dropped the connection kept since the last search: a
@@ -289,6 +294,7 @@ def run_search(
     candidate_limit: int,
     weights: dict[str, float] | None,
     min_similarity: float | None = 0.0,
+    withhold_unseen: bool | None = None,
 ) -> SearchResult:
     """One search on an open backend (with a state plane when ``has_state``); the abstention
     floor is ``min_similarity`` when given, else ``config``'s, else the store's own."""
@@ -367,11 +373,12 @@ def run_search(
     similarities = {
         r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector) for r in records
     }
+    unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
     if not abstain(
         result,
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         similarities,
-        lambda: store_coverage(db, query),
+        (lambda: store_coverage(db, query)) if unseen else None,
     ):
         records, above = twin_order(query, records, chunks, similarities)
         hits = make_hits(

@@ -82,6 +82,12 @@ def similarity_floor(value: object) -> str | None:
     return None
 
 
+def boolean(value: object) -> str | None:
+    if not isinstance(value, bool):
+        return "must be true or false (not a string or a number)"
+    return None
+
+
 def database_url(value: object) -> str | None:
     """The URL itself is never part of the answer: it may hold a password."""
     if not isinstance(value, str):
@@ -205,6 +211,18 @@ SETTINGS: tuple[Setting, ...] = (
         similarity_floor,
     ),
     Setting(
+        "limits",
+        "withhold_unseen",
+        "boolean",
+        "false",
+        "Also answer nothing when the store has never written a name the query gives, or the "
+        "words carrying half of it, unless a memory is 0.6 similar (the coverage test). It "
+        "holds back most questions about things a store of documents never mentions; on chat "
+        "memory, whose questions often name people as the chat does not spell them and use "
+        "words it never says, it silences real questions, so it is off by default.",
+        boolean,
+    ),
+    Setting(
         "database",
         "url",
         "string",
@@ -267,6 +285,9 @@ class Config:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     #: The abstention floor set in ``[limits]``; None (unset): the store measures its own.
     min_similarity: float | None = None
+    #: ``[limits] withhold_unseen``: the coverage test joins the store floor
+    #: (engine.ranking.coverage).
+    withhold_unseen: bool = False
     #: A PostgreSQL URL from ``[database] url`` (MEMSIFT_DATABASE_URL is applied by the store).
     database_url: str | None = None
     database_schema: str = DEFAULT_SCHEMA
@@ -303,6 +324,7 @@ def load_config(path: Path) -> Config:
         model=None if model == "none" else model,
         max_file_bytes=data.get("limits", {}).get("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
         min_similarity=configured_floor(data.get("limits", {}).get("min_similarity")),
+        withhold_unseen=data.get("limits", {}).get("withhold_unseen", False),
         database_url=data.get("database", {}).get("url"),
         database_schema=data.get("database", {}).get("schema", DEFAULT_SCHEMA),
         vector_index=data.get("database", {}).get("vector_index", DEFAULT_VECTOR_INDEX),

@@ -802,9 +802,8 @@ class QuestionOutcome:
 @dataclass(frozen=True)
 class FloorOutcome:
     """Every question of one corpus under one rule: "fixed" (the old 0.25, given as
-    ``--min-similarity``, which turns the coverage test off), "store" (the store floor and
-    the coverage test: the default) or "store-floor-only" (the same searches, counting what
-    the coverage test withheld as answered: the store floor alone)."""
+    ``--min-similarity``), "store" (the store's own floor: the default) or "store+unseen"
+    (the store floor and the coverage test, ``[limits] withhold_unseen``)."""
 
     floor: str
     #: The floor as the search described it, e.g. "store floor 0.37 from 48 probes".

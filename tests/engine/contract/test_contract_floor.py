@@ -112,7 +112,7 @@ def test_a_store_far_from_its_probes_keeps_the_lowest_floor_and_answers(backend_
 def test_words_the_store_never_saw_are_withheld_above_the_store_floor(backend_store, embedder):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
-    result = search(store, UNSEEN, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder, withhold_unseen=True)
     assert (result.abstained, result.hits, result.best_similarity) == (True, [], 0.3)
     assert "'zib', 'zab', 'zob' (100% of the query)" in result.notes[-1]
     assert "appear nowhere in the store" in result.notes[-1]
@@ -121,21 +121,38 @@ def test_words_the_store_never_saw_are_withheld_above_the_store_floor(backend_st
 def test_unseen_words_still_get_a_memory_near_in_meaning(backend_store, embedder):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
-    result = search(store, UNSEEN_PARAPHRASE, embedder=embedder)
+    result = search(store, UNSEEN_PARAPHRASE, embedder=embedder, withhold_unseen=True)
     assert (result.abstained, result.best_similarity) == (False, 0.7)
 
 
 def test_a_store_too_small_to_have_a_vocabulary_is_not_judged_by_it(backend_store, embedder):
     store = backend_store(notes("far", 3))
     index_store(store, embedder=embedder)
-    result = search(store, UNSEEN, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder, withhold_unseen=True)
     assert (result.abstained, len(result.hits)) == (False, 3)
+
+
+def test_unseen_words_are_answered_by_default(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder)
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
+
+
+def test_withhold_unseen_in_config_toml_turns_the_coverage_test_on(
+    backend, backend_store, embedder
+):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    backend.configure(store, "[limits]\nwithhold_unseen = true\n")
+    result = search(store, UNSEEN, embedder=embedder)
+    assert (result.abstained, result.withheld_by) == (True, "coverage")
 
 
 def test_a_floor_set_for_the_search_is_the_whole_rule(backend_store, embedder):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
-    result = search(store, UNSEEN, embedder=embedder, min_similarity=0.25)
+    result = search(store, UNSEEN, embedder=embedder, min_similarity=0.25, withhold_unseen=True)
     assert (result.abstained, len(result.hits) > 0) == (False, True)
 
 
