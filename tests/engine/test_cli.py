@@ -425,3 +425,28 @@ def test_search_explain_names_the_authority_that_scaled_a_hit(tmp_path):
     scores = [line for line in result.stdout.splitlines() if line.startswith("    score ")]
     assert scores[0].endswith(") x 1.2 authority (pinned)")
     assert scores[1].endswith(") x 0.5 authority (superseded)")
+
+
+def test_search_explain_says_which_twin_a_hit_moved_above(tmp_path):
+    root = tmp_path / "store"
+    (root / ".memsift").mkdir(parents=True)
+    (root / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
+    # The denying twin is the shorter text, so BM25 puts it first before the twin rule.
+    (root / "not.md").write_text(
+        "---\ntitle: Warehouse\n---\nThe warehouse is not hosted in eu-west-1.\n"
+    )
+    (root / "is.md").write_text(
+        "---\ntitle: Warehouse\n---\nThe warehouse is hosted in eu-west-1, by the ingest.\n"
+    )
+    assert run("index", store=root).exit_code == 0
+    result = run("search", "where is the warehouse hosted", "--explain", store=root)
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("[is.md]")
+    assert "    ranked above its near-twin not.md, which denies or retires what this one says" in (
+        lines
+    )
+    data = json.loads(run("search", "where is the warehouse hosted", "--json", store=root).stdout)
+    assert [(h["path"], h["above_twin"]) for h in data["hits"]] == [
+        ("is.md", "not.md"),
+        ("not.md", None),
+    ]

@@ -61,7 +61,8 @@ def test_a_complete_valid_file_is_read(tmp_path):
         ('[embedder]\nmodle = "x"\n', "[embedder] modle: unknown key; did you mean model?"),
         (
             "[limits]\nmax_results = 5\n",
-            "[limits] max_results: unknown key; [limits] accepts max_file_bytes, min_similarity, withhold_unseen",
+            "[limits] max_results: unknown key; [limits] accepts max_file_bytes, "
+            "min_similarity, withhold_unseen",
         ),
         ("[weights]\nftz = 1\n", "[weights] ftz: unknown arm; did you mean fts?"),
         (
