@@ -410,17 +410,26 @@ def test_help_names_every_arm_of_the_registry(command):
     assert ", ".join(labels[:-1]) + f" and {labels[-1]} rankings" in said
 
 
-def test_search_explain_names_the_authority_that_scaled_a_hit(tmp_path):
-    root = tmp_path / "store"
+def lexical_store(root: Path, files: dict[str, str]) -> Path:
+    """A store without an embedding model holding ``files``, indexed."""
     (root / ".memsift").mkdir(parents=True)
     (root / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
-    (root / "new.md").write_text(
-        "---\ntitle: Deploys\ntags: [pinned]\n---\nDeploys run through the pipeline.\n"
-    )
-    (root / "old.md").write_text(
-        "---\ntitle: Deploys\ntags: [superseded]\n---\nDeploys run through the old script.\n"
-    )
+    for name, text in files.items():
+        (root / name).write_text(text)
     assert run("index", store=root).exit_code == 0
+    return root
+
+
+def test_search_explain_names_the_authority_that_scaled_a_hit(tmp_path):
+    root = lexical_store(
+        tmp_path / "store",
+        {
+            "new.md": "---\ntitle: Deploys\ntags: [pinned]\n---\n"
+            "Deploys run through the pipeline.\n",
+            "old.md": "---\ntitle: Deploys\ntags: [superseded]\n---\n"
+            "Deploys run through the old script.\n",
+        },
+    )
     result = run("search", "deploys run", "--explain", store=root)
     scores = [line for line in result.stdout.splitlines() if line.startswith("    score ")]
     assert scores[0].endswith(") x 1.2 authority (pinned)")
@@ -428,17 +437,15 @@ def test_search_explain_names_the_authority_that_scaled_a_hit(tmp_path):
 
 
 def test_search_explain_says_which_twin_a_hit_moved_above(tmp_path):
-    root = tmp_path / "store"
-    (root / ".memsift").mkdir(parents=True)
-    (root / ".memsift" / "config.toml").write_text('[embedder]\nmodel = "none"\n')
     # The denying twin is the shorter text, so BM25 puts it first before the twin rule.
-    (root / "not.md").write_text(
-        "---\ntitle: Warehouse\n---\nThe warehouse is not hosted in eu-west-1.\n"
+    root = lexical_store(
+        tmp_path / "store",
+        {
+            "not.md": "---\ntitle: Warehouse\n---\nThe warehouse is not hosted in eu-west-1.\n",
+            "is.md": "---\ntitle: Warehouse\n---\n"
+            "The warehouse is hosted in eu-west-1, by the ingest.\n",
+        },
     )
-    (root / "is.md").write_text(
-        "---\ntitle: Warehouse\n---\nThe warehouse is hosted in eu-west-1, by the ingest.\n"
-    )
-    assert run("index", store=root).exit_code == 0
     result = run("search", "where is the warehouse hosted", "--explain", store=root)
     lines = result.stdout.splitlines()
     assert lines[0].endswith("[is.md]")

@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
+from engine.ranking.authority import AuthorityLike
+
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
     "AuthorityPrint",
@@ -57,20 +59,6 @@ class ArmPrint:
     #: Its PostgreSQL SQL by digest; None when the arm had none (figures stamped before the
     #: registry had a second dialect carry none, and measured none).
     pg_sql_sha256: str | None = None
-
-
-class RankingAuthority(Protocol):
-    """What an authority signal must carry to be fingerprinted (``engine.arms.Authority`` and
-    the docs plugin's statically read entries)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def tags(self) -> tuple[str, ...]: ...
-    @property
-    def effect(self) -> str: ...
-    @property
-    def factor(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -169,7 +157,7 @@ def authority_changes(
 def ranking(
     arms: Iterable[RankingArm],
     *,
-    authority: Iterable[RankingAuthority] = (),
+    authority: Iterable[AuthorityLike] = (),
     rrf_k: int | None = None,
     embedder_model: str | None = None,
     embedder_dim: int | None = None,
