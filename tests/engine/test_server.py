@@ -102,7 +102,10 @@ def test_search_returns_bounded_hits_with_ranks_and_flags(server):
     assert data["abstained"] is False
     assert set(data["arms_fired"]) >= {"fts", "vector"}
     hit = data["hits"][0]
-    assert set(hit) == {"path", "title", "kind", "event_at", "score", "snippet", "ranks", "copies"}
+    assert set(hit) == {
+        "path", "title", "kind", "event_at", "score", "snippet", "ranks", "copies", "authority",
+        "above_twin",
+    }  # fmt: skip
     assert all(len(h["snippet"]) <= 310 for h in data["hits"])
 
 

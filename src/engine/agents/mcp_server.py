@@ -70,6 +70,16 @@ class SearchHit(BaseModel):
         description="Other memories holding the same text (e.g. a page's .md and .html "
         "copies), folded into this hit instead of taking places of their own.",
     )
+    authority: float = Field(
+        default=1.0,
+        description="What the memory's own tags did to its score: above 1 raised (pinned, "
+        "canonical), below 1 held down (superseded, do-not-answer-from); 1 for neither.",
+    )
+    above_twin: str | None = Field(
+        default=None,
+        description="A near-twin this hit was put above because that twin denies or retires "
+        "what this one says (it is not, no longer, used to be ...).",
+    )
 
 
 class Truncation(BaseModel):

@@ -87,6 +87,8 @@ def hit_record(hit: Hit, snippet_chars: int) -> dict[str, object]:
         "snippet": cut(hit.snippet, snippet_chars),
         "ranks": {name: arm.rank for name, arm in hit.arms.items()},
         "copies": hit.copies,
+        "authority": hit.authority,
+        "above_twin": hit.above_twin,
     }
 
 
