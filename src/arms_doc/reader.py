@@ -154,6 +154,9 @@ def syntax_error(exc: SyntaxError, file: str) -> RegistryError:
     return RegistryError(file, exc.lineno, f"not valid Python ({exc.msg}); fix the syntax")
 
 
+#: One line of source and its ending, as Python's tokenizer splits lines.
+_LINE = re.compile(r".*?(?:\r\n|\r|\n)|.+\Z", re.DOTALL)
+
 #: Where a call's argument sits in the source, to take positional and keyword ones in order.
 Argument = ast.expr | ast.keyword
 
@@ -162,8 +165,9 @@ class _Reader:
     def __init__(self, file: str, variable: str, source: str, module: ast.Module) -> None:
         self.file = file
         self.variable = variable
-        self.source = source
         self.module = module
+        #: The source's lines with their endings; Python ends a line only at \n, \r\n or \r.
+        self.lines = _LINE.findall(source)
 
     @staticmethod
     def line(node: ast.stmt | Argument) -> int:
@@ -184,8 +188,18 @@ class _Reader:
         return RegistryError(self.file, self.line(node) if node is not None else None, message)
 
     def text(self, node: ast.stmt | Argument) -> str:
-        """The node's source, exactly as written."""
-        return ast.get_source_segment(self.source, node) or ""
+        """The node's source, exactly as written (what :func:`ast.get_source_segment` gives,
+        with the source split into lines once rather than on every call)."""
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        start, end = node.col_offset, node.end_col_offset
+        if end is None:
+            return ""
+        # Columns are offsets in UTF-8 bytes.
+        if first == last:
+            return self.lines[first].encode()[start:end].decode()
+        head = self.lines[first].encode()[start:].decode()
+        tail = self.lines[last].encode()[:end].decode()
+        return head + "".join(self.lines[first + 1 : last]) + tail
 
     def code(self, node: ast.stmt | Argument, limit: int = 60) -> str:
         text = " ".join(self.text(node).split())
