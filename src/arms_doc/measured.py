@@ -221,7 +221,7 @@ def buys_context(
         "command": QUALITY.command,
         "stale": bool(loaded and loaded.changes),
         "link": measured_link,
-        #: False on a site without benchmark results: the section is left out.
+        #: A site without benchmark results gets {"enabled": False} instead (arms_doc.page).
         "enabled": True,
     }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -24,17 +24,11 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File, Files
 
-from arms_doc.measured import (
-    Results,
-    load_results,
-    measured_context,
-    stale_message,
-    tuning_drift,
-)
-from arms_doc.page import page_from_registry
 from arms_doc.provenance import check_link_template, link_template
-from arms_doc.reader import Registry, RegistryError, read_registry
-from arms_doc.render import render_measured
+
+if TYPE_CHECKING:
+    from arms_doc.measured import Results
+    from arms_doc.reader import Registry
 
 # Named like the entry point, so warnings read "arms-doc: ..." as the errors do; the logger
 # sits under "mkdocs.plugins", so strict mode counts its warnings.
@@ -117,6 +111,11 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         return config
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
+        # Imported here, not with the plugin: MkDocs imports every plugin a config lists before
+        # it knows what it will do, and only the pages need the engine and the templates.
+        from arms_doc.page import page_from_registry
+        from arms_doc.reader import RegistryError, read_registry
+
         assert self.registry_path is not None
         page, measured_page = self.config.page, self.measured_page()
         display = self.display_path(config)
@@ -164,6 +163,9 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         if measured_page is None or results is None:
             self.measured_markdown = None
             return files
+        from arms_doc.measured import measured_context  # a site with results only
+        from arms_doc.render import render_measured
+
         self.measured_markdown = render_measured(
             measured_context(results, display, [arm.name for arm in generated.registry.arms])
         )
@@ -183,6 +185,7 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
     def read_results(self, config: MkDocsConfig, registry: Registry) -> Results:
         """The results folder's files; stale ones and a tuning record the registry does not
         hold logged as warnings, missing ones as info."""
+        from arms_doc.measured import load_results, stale_message, tuning_drift
         from engine.measure.fingerprint import ranking
         from engine.measure.results_schema import QUALITY, ResultsError
         from engine.ranking.assemble import RRF_K
