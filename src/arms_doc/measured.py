@@ -18,6 +18,7 @@ from engine.files.config import DEFAULT_EF_SEARCH
 from engine.measure.fingerprint import Ranking
 from engine.measure.results_schema import (
     ABSTENTION,
+    DOCS_BUILD,
     LATENCY,
     MCP,
     METRICS,
@@ -26,6 +27,7 @@ from engine.measure.results_schema import (
     QUALITY_PG,
     SCALE,
     AbstentionResults,
+    DocsBuildResults,
     LatencyResults,
     Machine,
     McpResults,
@@ -93,6 +95,10 @@ class Results:
     @property
     def scale(self) -> ScaleResults | None:
         return self.results_of(SCALE).results  # type: ignore[return-value]
+
+    @property
+    def docs_build(self) -> DocsBuildResults | None:
+        return self.results_of(DOCS_BUILD).results  # type: ignore[return-value]
 
     @property
     def stale(self) -> list[Loaded]:
@@ -363,6 +369,7 @@ def measured_context(
             "latency": LATENCY.command,
             "mcp": MCP.command,
             "scale": SCALE.command,
+            "docs_build": DOCS_BUILD.command,
             "eval": EVAL_COMMAND,
         },
         "metrics": [title for _, title in METRICS],
@@ -380,4 +387,5 @@ def measured_context(
         "mcp_stores": sorted(mcp.stores, key=lambda s: s.files) if mcp else [],
         "scale": results.scale,
         "scale_view": scale_context(results.scale, DEFAULT_EF_SEARCH),
+        "docs_build": results.docs_build,
     }
