@@ -4,6 +4,7 @@
     python benchmarks/build_site.py CONFIG SITE_DIR [--without-plugin [--drop-page PATH ...]]
                                     [--docs-dir DIR]
     python benchmarks/build_site.py CONFIG SITE_DIR --phases --drop-page PATH ...
+    python benchmarks/build_site.py CONFIG SITE_DIR --write-pages DOCS --drop-page PATH ...
 
 It imports only MkDocs and the standard library at its top, as ``mkdocs build`` does, so the
 time of a process is MkDocs' time plus, with the plugin, the plugin's: the plugin is imported
@@ -12,6 +13,9 @@ less ``arms-doc`` and its nav less ``--drop-page`` (the generated pages), as ove
 plugin is never imported at all; ``--docs-dir`` points MkDocs at another docs folder (a copy
 holding the generated pages as files). Every way reads the config file the same way, and all
 build non-strictly (without the plugin, pages that link to the generated ones warn).
+
+``--write-pages`` builds with the plugin and writes the pages it generated (the
+``--drop-page`` paths, arms page first) into the folder DOCS, as Markdown files.
 
 ``--phases`` prints, as JSON on stdout, where the plugin's time goes in one process: it builds
 the site without the plugin first (so what MkDocs and the site's other plugins import is
@@ -206,6 +210,19 @@ def phases(config_file: Path, site_dir: Path, pages: set[str]) -> dict[str, Any]
     }
 
 
+def write_pages(config_file: Path, site_dir: Path, pages: list[str], docs: Path) -> None:
+    """Build with the plugin; write its arms page and Measured page to ``pages`` in ``docs``."""
+    config = load_config(config_file=str(config_file), site_dir=str(site_dir), strict=False)
+    build(config)
+    plugin = config.plugins[PLUGIN]
+    generated = (plugin.markdown, plugin.measured_markdown)  # type: ignore[attr-defined]
+    for page, markdown in zip(pages, generated, strict=True):
+        if markdown is None:
+            raise SystemExit(f"{config_file}: the build with the plugin generated no {page}")
+        (docs / page).parent.mkdir(parents=True, exist_ok=True)
+        (docs / page).write_text(markdown, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("config", type=Path)
@@ -214,10 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop-page", action="append", default=[], help="a generated page")
     parser.add_argument("--docs-dir", type=Path, help="build this docs folder instead")
     parser.add_argument("--phases", action="store_true", help="time the plugin's steps")
+    parser.add_argument("--write-pages", type=Path, help="write the generated pages here")
     args = parser.parse_args(argv)
     pages = set(args.drop_page)
     if args.phases:
         print(json.dumps(phases(args.config, args.site_dir, pages)))
+    elif args.write_pages:
+        write_pages(args.config, args.site_dir, args.drop_page, args.write_pages)
     else:
         build_once(args.config, args.site_dir, not args.without_plugin, pages, args.docs_dir)
     return 0

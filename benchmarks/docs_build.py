@@ -132,47 +132,46 @@ def build_command(site: Site, site_dir: Path, way: str, docs_with_pages: Path) -
     return command
 
 
-def environment() -> dict[str, str]:
-    return {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+def environment(src: Path | None) -> dict[str, str]:
+    """The builds' environment: MkDocs' notice about its 2.0 off; with ``src``, that folder's
+    packages (another commit's plugin and engine) ahead of the installed ones."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
+    return env
 
 
-def pages_as_files(site: Site, folder: Path) -> Path:
+def run(command: list[str], src: Path | None, what: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=environment(src), check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{done.stderr}")
+    return done
+
+
+def pages_as_files(site: Site, folder: Path, src: Path | None) -> Path:
     """A copy of the site's docs folder holding the plugin's two pages as Markdown files,
     exactly as a build with the plugin generates them."""
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    config = load_config(
-        config_file=str(site.config), site_dir=str(folder / "site"), strict=False
-    )
-    build(config)
-    plugin = config.plugins["arms-doc"]
     docs = folder / "docs"
     shutil.copytree(site.docs, docs)
-    for page, markdown in zip(
-        GENERATED, (plugin.markdown, plugin.measured_markdown), strict=True
-    ):
-        assert markdown is not None, f"the {site.name} site's build generated no {page}"
-        (docs / page).parent.mkdir(parents=True, exist_ok=True)
-        (docs / page).write_text(markdown, encoding="utf-8")
+    command = [sys.executable, str(BUILD_SITE), str(site.config), str(folder / "site")]
+    command += ["--write-pages", str(docs)]
+    for page in GENERATED:
+        command += ["--drop-page", page]
+    run(command, src, f"writing the {site.name} site's generated pages")
     return docs
 
 
-def timed_build(site: Site, site_dir: Path, way: str, docs: Path) -> tuple[float, float]:
+def timed_build(
+    site: Site, site_dir: Path, way: str, docs: Path, src: Path | None
+) -> tuple[float, float]:
     """Wall and CPU seconds of one build in a new process (its children, git, included)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(
-        build_command(site, site_dir, way, docs),
-        capture_output=True,
-        text=True,
-        env=environment(),
-        check=False,
-    )
+    run(build_command(site, site_dir, way, docs), src, f"the {site.name} site's build ({way})")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"the {site.name} site's build ({way}) failed:\n{done.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
 
@@ -204,18 +203,18 @@ def compare(plugin: BuildRuns, other: BuildRuns) -> BuildComparison:
     )
 
 
-def measure_site(site: Site, scratch: Path, rounds: int) -> SiteBuilds:
+def measure_site(site: Site, scratch: Path, rounds: int, src: Path | None) -> SiteBuilds:
     """``rounds`` rounds of one build each way, the order rotated every round."""
     site_dir = scratch / f"{site.name}-site"
-    docs = pages_as_files(site, scratch / f"{site.name}-files")
+    docs = pages_as_files(site, scratch / f"{site.name}-files", src)
     times: dict[str, tuple[list[float], list[float]]] = {way: ([], []) for way in WAYS}
     for way in WAYS:  # untimed: bytecode written, files in the page cache, templates compiled
-        timed_build(site, site_dir, way, docs)
+        timed_build(site, site_dir, way, docs, src)
     before = load_average()
     for turn in range(rounds):
         order = WAYS[turn % len(WAYS) :] + WAYS[: turn % len(WAYS)]
         for way in order:
-            wall, cpu = timed_build(site, site_dir, way, docs)
+            wall, cpu = timed_build(site, site_dir, way, docs, src)
             times[way][0].append(wall)
             times[way][1].append(cpu)
         log(
@@ -244,11 +243,7 @@ def phase_run(site: Site, site_dir: Path) -> dict[str, dict[str, float]]:
     command = [sys.executable, str(BUILD_SITE), str(site.config), str(site_dir), "--phases"]
     for page in GENERATED:
         command += ["--drop-page", page]
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=environment(), check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"the {site.name} site's timed build failed:\n{done.stderr}")
+    done = run(command, None, f"the {site.name} site's timed builds")
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
@@ -304,8 +299,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=9, help="rounds of builds per site")
     parser.add_argument("--sites", default="project,small", help="project, small or both")
     parser.add_argument("--phase-runs", type=int, default=3, help="processes timing the steps")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        help="build with another checkout's src/ (its plugin and engine) ahead of the installed "
+        "ones, e.g. a commit before a change; needs --out and --phase-runs 0",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON")
     args = parser.parse_args(argv)
+    if args.src is not None and (args.out == DEFAULT_OUT or args.phase_runs):
+        parser.error(
+            "--src needs --out and --phase-runs 0: results/docs_build.json holds this "
+            "checkout's figures, and the steps are timed in this checkout's plugin"
+        )
     names = [name.strip() for name in args.sites.split(",") if name.strip()]
     started = time.perf_counter()
     busy = load_average()
@@ -321,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         sites = []
         for name in names:
             log(f"{name}: {args.rounds} rounds of builds")
-            builds = measure_site(known[name], scratch, args.rounds)
-            if name == "project":
+            builds = measure_site(known[name], scratch, args.rounds, args.src)
+            if name == "project" and args.phase_runs:
                 log(f"{name}: the plugin's steps, {args.phase_runs} processes")
                 phases = measure_phases(known[name], scratch, args.phase_runs)
                 builds = replace(builds, phases=phases)
