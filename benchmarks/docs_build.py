@@ -6,7 +6,7 @@ where the plugin's own time goes.
                                     [--out benchmarks/results/docs_build.json]
 
 Two sites: this project's own (``mkdocs.yml``: the Material theme, search, the generated CLI
-reference, about twenty pages), and the smallest a new user has (``mkdocs new``'s one page, the
+reference, about fifteen pages), and the smallest a new user has (``mkdocs new``'s one page, the
 default theme, search, the plugin reading this project's registry and results). Each is built
 three ways: with the plugin; without it (the same config, the plugin and its two pages left
 out); and with the two pages it generated written as files into a copy of the docs folder and
