@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint docs clean
+.PHONY: install demo test lint docs browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,14 @@ lint: install
 docs: install
 	$(BIN)/mkdocs build --strict
 
-# The whole suite: lint, tests (including real strict site builds), the docs site itself.
-test: lint
+# The browser the docs' browser test opens (Debian's chromium), installed when missing and
+# possible; without it that test skips and says why.
+browser:
+	@bash scripts/ensure_browser.sh
+
+# The whole suite: lint, tests (including real strict site builds and the pages opened in a
+# browser), the docs site itself.
+test: lint browser
 	$(BIN)/pytest
 	$(BIN)/mkdocs build --strict
 

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Left out of the copy that is installed: local state and build output, not source.
 NOT_SOURCE = (".git", ".venv", "site", "build", "*.egg-info", ".memsift", "__pycache__", ".*cache")
 #: Packages only the extras bring; none may be importable after a core install.
-EXTRA_ONLY = ("mkdocs", "jinja2", "libcst", "material", "ir_measures")
+EXTRA_ONLY = ("mkdocs", "jinja2", "material", "ir_measures")
 
 
 class StepFailed(Exception):

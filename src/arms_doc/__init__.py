@@ -9,7 +9,7 @@ deep inside an import.
 from importlib.util import find_spec
 
 #: The modules the plugin imports beyond memsift's core.
-NEEDS = ("mkdocs", "jinja2", "libcst")
+NEEDS = ("mkdocs", "jinja2")
 INSTALL = "pip install 'memsift[docs]'"
 
 try:  # MkDocs reports a ValidationError raised while it loads a plugin as one line

@@ -18,6 +18,7 @@ from engine.files.config import DEFAULT_EF_SEARCH
 from engine.measure.fingerprint import Ranking
 from engine.measure.results_schema import (
     ABSTENTION,
+    DOCS_BUILD,
     LATENCY,
     MCP,
     METRICS,
@@ -26,6 +27,7 @@ from engine.measure.results_schema import (
     QUALITY_PG,
     SCALE,
     AbstentionResults,
+    DocsBuildResults,
     LatencyResults,
     Machine,
     McpResults,
@@ -93,6 +95,10 @@ class Results:
     @property
     def scale(self) -> ScaleResults | None:
         return self.results_of(SCALE).results  # type: ignore[return-value]
+
+    @property
+    def docs_build(self) -> DocsBuildResults | None:
+        return self.results_of(DOCS_BUILD).results  # type: ignore[return-value]
 
     @property
     def stale(self) -> list[Loaded]:
@@ -221,7 +227,7 @@ def buys_context(
         "command": QUALITY.command,
         "stale": bool(loaded and loaded.changes),
         "link": measured_link,
-        #: False on a site without benchmark results: the section is left out.
+        #: A site without benchmark results gets {"enabled": False} instead (arms_doc.page).
         "enabled": True,
     }
 
@@ -365,6 +371,7 @@ def measured_context(
             "latency": LATENCY.command,
             "mcp": MCP.command,
             "scale": SCALE.command,
+            "docs_build": DOCS_BUILD.command,
             "eval": EVAL_COMMAND,
         },
         "metrics": [title for _, title in METRICS],
@@ -382,4 +389,5 @@ def measured_context(
         "mcp_stores": sorted(mcp.stores, key=lambda s: s.files) if mcp else [],
         "scale": results.scale,
         "scale_view": scale_context(results.scale, DEFAULT_EF_SEARCH),
+        "docs_build": results.docs_build,
     }

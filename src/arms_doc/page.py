@@ -10,9 +10,9 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arms_doc.checks import Finding, quality_findings
-from arms_doc.measured import Results, buys_context
 from arms_doc.prepare import check_statements
 from arms_doc.provenance import GitInfo, git_info, line_link
 from arms_doc.reader import ArmEntry, Registry, read_registry
@@ -21,6 +21,9 @@ from arms_doc.roles import roles_to_code
 from arms_doc.statements import InDialect, Statement, Statements, assemble_statements
 from engine.ranking.arm_rules import dialect_sql
 from engine.ranking.contract import DIALECTS, FIRST_SCOPE_PARAM, INPUTS, PARAMS, Dialect
+
+if TYPE_CHECKING:
+    from arms_doc.measured import Results
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,15 @@ def page_from_registry(
     context = page_context(
         registry, statements, git_info(path), link_template, tabs=tabs, written=written
     )
-    context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
-    context["buys"]["enabled"] = measuring
+    if measuring:
+        # Only a site with benchmark results reads them: the results schema is imported then.
+        from arms_doc.measured import buys_context
+
+        context["buys"] = buys_context(
+            results, [arm.name for arm in registry.arms], measured_link
+        )
+    else:
+        context["buys"] = {"enabled": False}
     findings += render_roles(context, registry, path)
     return GeneratedPage(render_page(context), registry, findings)
 

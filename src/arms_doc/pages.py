@@ -14,13 +14,13 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from arms_doc.measured import Results, load_results, measured_context, stale_message, tuning_drift
-from arms_doc.page import page_from_registry
 from arms_doc.provenance import check_link_template
 from arms_doc.reader import Registry, RegistryError, read_registry
-from arms_doc.render import render_measured
-from engine.measure.results_schema import ResultsError
+
+if TYPE_CHECKING:
+    from arms_doc.measured import Results
 
 # The options' defaults, shared by the plugin's config and ``memsift docs``.
 DEFAULT_REGISTRY = "src/engine/arms.py"
@@ -32,7 +32,12 @@ DEFAULT_MEASURED_PAGE = "reference/measured.md"
 
 #: What :func:`render_pages` raises for sources that cannot be read (a registry, a results
 #: file); ``str()`` names the file, the line or field, and the fix.
-READ_ERRORS = (RegistryError, ResultsError)
+def read_errors() -> tuple[type[Exception], ...]:
+    """The errors of sources that cannot be read: a registry's, a results file's. A function,
+    so the results schema is imported only by a caller that catches them."""
+    from engine.measure.results_schema import ResultsError
+
+    return (RegistryError, ResultsError)
 
 
 class OptionError(ValueError):
@@ -122,7 +127,11 @@ class Pages:
 
 def render_pages(sources: Sources) -> Pages:
     """Read the registry and the results, check them, render both pages; one of
-    :data:`READ_ERRORS` for sources that cannot be read."""
+    :func:`read_errors` for sources that cannot be read."""
+    # Imported here, not with the module: MkDocs imports every plugin a config lists before
+    # it knows what it will do, and only the pages need the engine and the templates.
+    from arms_doc.page import page_from_registry
+
     display = sources.shown(sources.registry)
     registry = read_registry(sources.registry, sources.variable, display=display)
     warnings: list[str] = []
@@ -146,6 +155,9 @@ def render_pages(sources: Sources) -> Pages:
     warnings += [f"{display}:{finding.line}: {finding.message}" for finding in generated.findings]
     measured = None
     if measured_page is not None and results is not None:
+        from arms_doc.measured import measured_context  # a site with results only
+        from arms_doc.render import render_measured
+
         measured = render_measured(
             measured_context(
                 results,
@@ -162,6 +174,7 @@ def read_results(
 ) -> Results:
     """The results folder's files; a stale one and a tuning record the registry does not hold
     added to ``warnings``, a missing one to ``notes``."""
+    from arms_doc.measured import load_results, stale_message, tuning_drift
     from engine.measure.fingerprint import ranking
     from engine.measure.results_schema import QUALITY
     from engine.ranking.assemble import RRF_K

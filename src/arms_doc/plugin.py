@@ -30,10 +30,10 @@ from arms_doc.pages import (
     DEFAULT_REGISTRY,
     DEFAULT_RESULTS,
     DEFAULT_VARIABLE,
-    READ_ERRORS,
     OptionError,
     Pages,
     Sources,
+    read_errors,
     render_pages,
 )
 from arms_doc.provenance import link_template
@@ -166,7 +166,7 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         """Both pages; a PluginError naming the file and line for sources that cannot be read."""
         try:
             return render_pages(sources)
-        except READ_ERRORS as exc:
+        except read_errors() as exc:
             raise PluginError(f"arms-doc: {exc}") from None
         except ImportError as exc:
             raise PluginError(

@@ -159,14 +159,21 @@ def combinations(arms: Sequence[Arm]) -> Iterator[list[Arm]]:
 def statement_problem(index: EmptyIndex, sql: str, bound: int) -> Problem | None:
     """What is wrong with ``sql`` when a search binds ``?1`` to ``?bound``, or None.
 
-    The statement is prepared, never stepped, and only its first statement is prepared.
+    The statement is prepared, never stepped, and only its first statement is prepared. It is
+    prepared once, with the probe in front (the probe changes neither what follows the first
+    statement nor whether it writes); only a statement SQLite refuses is prepared again as it
+    is, so the reason given is SQLite's for the statement a search runs.
     """
     from engine.sqlite.prepare import Refused
 
     try:
-        info = index.prepare(sql)
-    except Refused as exc:
-        return refused(exc)
+        info = index.prepare(probed(sql))
+    except Refused as probe_refused:
+        try:
+            index.prepare(sql)
+        except Refused as exc:
+            return refused(exc)
+        raise probe_refused
     rest = info.remaining.strip()
     if rest:
         shown = " ".join(rest.split())
@@ -179,8 +186,7 @@ def statement_problem(index: EmptyIndex, sql: str, bound: int) -> Problem | None
         )
     if not info.readonly:
         return Problem("makes a statement that writes; an arm's SQL only reads")
-    names = index.prepare(probed(sql)).bindings
-    for number, name in enumerate(names, start=1):
+    for number, name in enumerate(info.bindings, start=1):
         if number == PROBE or (name is None and number < PROBE):
             continue  # the probe itself, or a number no placeholder uses
         if name is None:

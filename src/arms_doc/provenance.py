@@ -31,10 +31,11 @@ class GitInfo:
 def git_info(file: Path) -> GitInfo | None:
     """What git knows about ``file``; None without git, outside a work tree, before a commit."""
     folder = str(file.parent)
-    top = run_git(folder, "rev-parse", "--show-toplevel")
-    commit = run_git(folder, "rev-parse", "--short", "HEAD")
-    if top is None or commit is None:
+    # One process for both: it fails outside a work tree and before the first commit.
+    found = run_git(folder, "rev-parse", "--show-toplevel", "--short", "HEAD")
+    if found is None or len(found.splitlines()) != 2:
         return None
+    top, commit = found.splitlines()
     status = run_git(folder, "status", "--porcelain", "--", file.name)
     try:
         relative = file.resolve().relative_to(Path(top).resolve()).as_posix()

@@ -1,4 +1,5 @@
-"""Read the arm registry statically: parse the module with libcst, never import or run it.
+"""Read the arm registry statically: parse the module with Python's own :mod:`ast`, never
+import or run it.
 
 The registry is a module-level assignment of a tuple (or list) literal of ``Arm(...)`` calls
 whose keyword arguments are literals. Reading it from source rather than importing it means
@@ -13,11 +14,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from engine.ranking.arm_rules import (
     LABEL_RULE,
@@ -159,43 +158,83 @@ def read_registry(path: Path, variable: str = "ARMS", *, display: str | None = N
 def parse_registry(source: str, file: str = "<registry>", variable: str = "ARMS") -> Registry:
     """Parse registry source text; ``file`` is the name errors use."""
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        line, problem = exc.raw_line, exc.message
-        # libcst places some errors at the next token; Python's own parser names the line.
-        try:
-            ast.parse(source, filename=file)
-        except SyntaxError as syntax:
-            line, problem = syntax.lineno or line, syntax.msg
-        raise RegistryError(file, line, f"not valid Python ({problem}); fix the syntax") from None
-    # Positions are keyed by the wrapper's own copy of the tree, not by ``module``.
-    wrapper = MetadataWrapper(module)
-    return _Reader(file, variable, wrapper).read()
+        module = ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        raise syntax_error(exc, file) from None
+    return _Reader(file, variable, source, module).read()
+
+
+#: Python's own refusal of an integer literal with more digits than it converts.
+_TOO_MANY_DIGITS = re.compile(r"Exceeds the limit .* value has (\d+) digits")
+
+
+def syntax_error(exc: SyntaxError, file: str) -> RegistryError:
+    """The RegistryError for source Python cannot parse, at the line Python names."""
+    if digits := _TOO_MANY_DIGITS.match(exc.msg or ""):
+        # The only numbers an entry holds are weights; Python refuses the literal while parsing.
+        return RegistryError(
+            file,
+            exc.lineno,
+            f"a {digits.group(1)}-digit integer is too large for a number (Python itself "
+            f"refuses to read it); {WEIGHT_RULE}",
+        )
+    return RegistryError(file, exc.lineno, f"not valid Python ({exc.msg}); fix the syntax")
+
+
+#: One line of source and its ending, as Python's tokenizer splits lines.
+_LINE = re.compile(r".*?(?:\r\n|\r|\n)|.+\Z", re.DOTALL)
+
+#: Where a call's argument sits in the source, to take positional and keyword ones in order.
+Argument = ast.expr | ast.keyword
 
 
 class _Reader:
-    def __init__(self, file: str, variable: str, wrapper: MetadataWrapper) -> None:
+    def __init__(self, file: str, variable: str, source: str, module: ast.Module) -> None:
         self.file = file
         self.variable = variable
-        self.module = wrapper.module
-        self.positions = wrapper.resolve(PositionProvider)
+        self.module = module
+        #: The source's lines with their endings; Python ends a line only at \n, \r\n or \r.
+        self.lines = _LINE.findall(source)
 
-    def line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+    @staticmethod
+    def line(node: ast.stmt | Argument) -> int:
+        return node.lineno
 
-    def end_line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].end.line
+    @staticmethod
+    def end_line(node: ast.stmt | Argument) -> int:
+        return node.end_lineno or node.lineno
 
-    def error(self, node: cst.CSTNode | None, message: str) -> RegistryError:
+    def span(self, node: ast.expr) -> tuple[int, int]:
+        """First and last line of a field's value: of a parenthesized tuple's items, as the
+        items are what is written inside the parentheses."""
+        if isinstance(node, ast.Tuple) and node.elts and self.text(node).startswith("("):
+            return self.line(node.elts[0]), self.end_line(node.elts[-1])
+        return self.line(node), self.end_line(node)
+
+    def error(self, node: ast.stmt | Argument | None, message: str) -> RegistryError:
         return RegistryError(self.file, self.line(node) if node is not None else None, message)
 
-    def code(self, node: cst.CSTNode, limit: int = 60) -> str:
-        text = " ".join(self.module.code_for_node(node).split())
+    def text(self, node: ast.stmt | Argument) -> str:
+        """The node's source, exactly as written (what :func:`ast.get_source_segment` gives,
+        with the source split into lines once rather than on every call)."""
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        start, end = node.col_offset, node.end_col_offset
+        if end is None:
+            return ""
+        # Columns are offsets in UTF-8 bytes.
+        if first == last:
+            return self.lines[first].encode()[start:end].decode()
+        head = self.lines[first].encode()[start:].decode()
+        tail = self.lines[last].encode()[:end].decode()
+        return head + "".join(self.lines[first + 1 : last]) + tail
+
+    def code(self, node: ast.stmt | Argument, limit: int = 60) -> str:
+        text = " ".join(self.text(node).split())
         return text if len(text) <= limit else text[: limit - 1] + "…"
 
     def read(self) -> Registry:
         statement, value = self.find_assignment()
-        if not isinstance(value, cst.Tuple | cst.List):
+        if not isinstance(value, ast.Tuple | ast.List):
             raise self.error(
                 value,
                 f"{self.variable} must be a tuple or list literal of Arm(...) entries, "
@@ -203,14 +242,14 @@ class _Reader:
             )
         arms: list[ArmEntry] = []
         seen: dict[str, int] = {}
-        for element in value.elements:
-            if isinstance(element, cst.StarredElement):
+        for element in value.elts:
+            if isinstance(element, ast.Starred):
                 raise self.error(
                     element,
                     f"`{self.code(element)}` unpacks entries from elsewhere; "
                     "write each Arm(...) in the registry itself",
                 )
-            entry = self.read_arm(element.value)
+            entry = self.read_arm(element)
             if entry.name in seen:
                 raise RegistryError(
                     self.file,
@@ -226,7 +265,7 @@ class _Reader:
             file=self.file,
             variable=self.variable,
             line=self.line(statement),
-            docstring=self.module.get_docstring(),
+            docstring=ast.get_docstring(self.module),
             arms=tuple(arms),
             authority=self.read_authority(),
         )
@@ -246,20 +285,20 @@ class _Reader:
                 f"{self.line(found[0][0])}); keep one assignment",
             )
         statement, value = found[0]
-        if not isinstance(value, cst.Tuple | cst.List):
+        if not isinstance(value, ast.Tuple | ast.List):
             raise self.error(
                 value,
                 f"{AUTHORITY_VARIABLE} must be a tuple or list literal of Authority(...) "
                 f"entries, found `{self.code(value)}`; write the entries out in the registry",
             )
-        entries = tuple(self.read_signal(element.value) for element in value.elements)
+        entries = tuple(self.read_signal(element) for element in value.elts)
         lines = {entry.name: entry.start_line for entry in entries}
         for name, _, message in authority_problems(entries):
             raise RegistryError(self.file, lines.get(name, self.line(statement)), message)
         return entries
 
-    def read_signal(self, node: cst.BaseExpression) -> AuthorityEntry:
-        if not (isinstance(node, cst.Call) and _callee_name(node.func) == "Authority"):
+    def read_signal(self, node: ast.expr) -> AuthorityEntry:
+        if not (isinstance(node, ast.Call) and _callee_name(node.func) == "Authority"):
             raise self.error(
                 node,
                 f"entry `{self.code(node)}` is not an Authority(...) call; write "
@@ -267,14 +306,15 @@ class _Reader:
             )
         values: dict[str, object] = {}
         factor_text = ""
-        for arg in node.args:
-            if arg.star or arg.keyword is None:
+        arguments: list[Argument] = [*node.args, *node.keywords]
+        for arg in sorted(arguments, key=lambda a: (a.lineno, a.col_offset)):
+            if not isinstance(arg, ast.keyword) or arg.arg is None:
                 raise self.error(
                     arg,
                     f"`{self.code(arg)}` is not a keyword literal; write every field by keyword "
                     f"({', '.join(AUTHORITY_FIELDS)})",
                 )
-            key = arg.keyword.value
+            key = str(arg.arg)
             if key not in AUTHORITY_FIELDS:
                 raise self.error(
                     arg,
@@ -285,7 +325,7 @@ class _Reader:
                 raise self.error(arg, f"field {key!r} is given twice; keep one")
             values[key] = self.literal(key, arg.value)
             if key == "factor":
-                factor_text = self.module.code_for_node(arg.value).strip()
+                factor_text = self.text(arg.value).strip()
         missing = [key for key in AUTHORITY_FIELDS if key not in values]
         if missing:
             raise self.error(
@@ -309,7 +349,20 @@ class _Reader:
             end_line=self.end_line(node),
         )
 
-    def find_assignment(self) -> tuple[cst.CSTNode, cst.BaseExpression]:
+    def assignments(self, variable: str) -> list[tuple[ast.stmt, ast.expr]]:
+        """Every module-level assignment to ``variable``, with its value."""
+        found: list[tuple[ast.stmt, ast.expr]] = []
+        for statement in self.module.body:
+            if isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                if _is_name(statement.target, variable):
+                    found.append((statement, statement.value))
+            elif isinstance(statement, ast.Assign) and any(
+                _is_name(target, variable) for target in statement.targets
+            ):
+                found.append((statement, statement.value))
+        return found
+
+    def find_assignment(self) -> tuple[ast.stmt, ast.expr]:
         found = self.assignments(self.variable)
         if not found:
             raise RegistryError(
@@ -326,24 +379,8 @@ class _Reader:
             )
         return found[0]
 
-    def assignments(self, variable: str) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
-        """Every module-level assignment to ``variable``, with its value."""
-        found: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
-        for line in self.module.body:
-            if not isinstance(line, cst.SimpleStatementLine):
-                continue
-            for small in line.body:
-                if isinstance(small, cst.AnnAssign) and small.value is not None:
-                    if _is_name(small.target, variable):
-                        found.append((small, small.value))
-                elif isinstance(small, cst.Assign) and any(
-                    _is_name(target.target, variable) for target in small.targets
-                ):
-                    found.append((small, small.value))
-        return found
-
-    def read_arm(self, node: cst.BaseExpression) -> ArmEntry:
-        if not (isinstance(node, cst.Call) and _callee_name(node.func) == "Arm"):
+    def read_arm(self, node: ast.expr) -> ArmEntry:
+        if not (isinstance(node, ast.Call) and _callee_name(node.func) == "Arm"):
             raise self.error(
                 node, f"entry `{self.code(node)}` is not an Arm(...) call; write Arm(name=..., ...)"
             )
@@ -352,18 +389,19 @@ class _Reader:
         end_lines: dict[str, int] = {}
         weight_text = ""
         sql_verbatim = False
-        for arg in node.args:
-            if arg.star:
+        arguments: list[Argument] = [*node.args, *node.keywords]
+        for arg in sorted(arguments, key=lambda a: (a.lineno, a.col_offset)):
+            if isinstance(arg, ast.Starred) or (isinstance(arg, ast.keyword) and arg.arg is None):
                 raise self.error(
                     arg, f"`{self.code(arg)}` is not a literal; write each field as field=value"
                 )
-            if arg.keyword is None:
+            if not isinstance(arg, ast.keyword):
                 raise self.error(
                     arg,
                     f"positional argument `{self.code(arg)}`; write every field by keyword "
                     f"({', '.join(FIELDS)})",
                 )
-            key = arg.keyword.value
+            key = str(arg.arg)
             if key not in FIELDS:
                 raise self.error(
                     arg, f"unknown field {key!r} in Arm(...); the fields are {', '.join(FIELDS)}"
@@ -371,12 +409,11 @@ class _Reader:
             if key in values:
                 raise self.error(arg, f"field {key!r} is given twice; keep one")
             values[key] = self.literal(key, arg.value)
-            lines[key] = self.line(arg.value)
-            end_lines[key] = self.end_line(arg.value)
+            lines[key], end_lines[key] = self.span(arg.value)
             if key == "weight":
-                weight_text = self.module.code_for_node(arg.value).strip()
+                weight_text = self.text(arg.value).strip()
             if key == "sql":
-                sql_verbatim = _verbatim(arg.value, str(values[key]))
+                sql_verbatim = _verbatim(self.text(arg.value), str(values[key]))
         required = [key for key in FIELDS if key not in OPTIONAL_FIELDS]
         missing = [key for key in required if key not in values]
         if missing:
@@ -439,36 +476,32 @@ class _Reader:
             pg_sql=str(values.get("pg_sql", "")),
         )
 
-    def literal(self, key: str, node: cst.BaseExpression) -> object:
+    def literal(self, key: str, node: ast.expr) -> object:
         """The value of a literal of the kind ``key`` needs, or a RegistryError."""
         if key in STRING_FIELDS:
-            if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
-                value = node.evaluated_value
-                if isinstance(value, str):
-                    return value
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                return node.value
             expected = "a string literal"
         elif key in NAMES_FIELDS:
-            if isinstance(node, cst.Tuple | cst.List):
-                names = []
-                for element in node.elements:
-                    item = element.value
-                    if not isinstance(item, cst.SimpleString) or not isinstance(
-                        item.evaluated_value, str
-                    ):
-                        break
-                    names.append(item.evaluated_value)
-                else:
-                    return tuple(names)
             expected = "a tuple of string literals, e.g. (\"query_terms\",)"
+            if isinstance(node, ast.Tuple | ast.List):
+                names = [
+                    item.value
+                    for item in node.elts
+                    if isinstance(item, ast.Constant) and isinstance(item.value, str)
+                ]
+                if len(names) == len(node.elts):
+                    return tuple(names)
+                # At the first item that is not a string: the line to fix.
+                stray = next(item for item in node.elts if not _is_string(item))
+                raise RegistryError(
+                    self.file,
+                    self.line(stray),
+                    f"field {key!r} is `{self.code(node)}`, not {expected}; the docs plugin "
+                    "reads the registry without running it, so write the value out",
+                )
         else:
-            try:
-                number = _number(node)
-            except (ValueError, SyntaxError):  # past Python's 4,300-digit limit for int()
-                raise self.error(
-                    node,
-                    f"field {key!r} is a {len(self.code(node, 10**6))}-character integer, too "
-                    f"large for a number (Python itself refuses to read it); {WEIGHT_RULE}",
-                ) from None
+            number = _number(node)
             if number is not None:
                 return number
             expected = "a number literal"
@@ -479,35 +512,51 @@ class _Reader:
         )
 
 
-def _is_name(node: cst.BaseExpression, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
-def _callee_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _callee_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
     return None
 
 
-def _verbatim(node: cst.BaseExpression, value: str) -> bool:
-    """Whether a string literal's text between its quotes is exactly ``value``."""
-    if not isinstance(node, cst.SimpleString):
+#: A string literal's prefix and opening quotes.
+_OPENING = re.compile(r"[rRuUbBfF]*('\'\'|\"\"\"|'|\")")
+
+
+def _verbatim(text: str, value: str) -> bool:
+    """Whether the source ``text`` of a string literal holds ``value`` between its quotes
+    exactly (one literal, no escapes): then an offset into the value maps to a line."""
+    opening = _OPENING.match(text)
+    if opening is None:
         return False
-    opening = len(node.prefix) + len(node.quote)
-    return node.value[opening : len(node.value) - len(node.quote)] == value
+    quote = opening.group(1)
+    if len(text) < opening.end() + len(quote) or not text.endswith(quote):
+        return False
+    return text[opening.end() : len(text) - len(quote)] == value
 
 
-def _number(node: cst.BaseExpression) -> int | float | None:
+def _number(node: ast.expr) -> int | float | None:
     """An int or float literal, optionally signed, exactly as Python reads it (a huge integer
     stays an int: converting it to float here would raise); None for anything else."""
     sign = 1
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus | cst.Plus):
-        sign = -1 if isinstance(node.operator, cst.Minus) else 1
-        node = node.expression
-    if isinstance(node, cst.Integer | cst.Float):
-        return sign * node.evaluated_value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        node = node.operand
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
+        return sign * node.value
     return None
 
 

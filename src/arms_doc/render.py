@@ -2,6 +2,12 @@
 
 ``StrictUndefined`` turns a name the template uses but the context lacks into an error at build
 time, instead of an empty spot on the page.
+
+Compiling the two templates is about a tenth of a second, as much as the rest of the plugin's
+work on a build, so the compiled code is kept in Jinja's own bytecode cache (a folder of the
+user's own in the temporary directory, which Jinja makes private and checks; each entry is
+checked against its template's source and Jinja's version). A cache that cannot be made, read
+or written is no cache: the templates are compiled, the build goes on.
 """
 
 from __future__ import annotations
@@ -9,9 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import html
 from collections.abc import Mapping
+from contextlib import suppress
 from functools import cache
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
+from jinja2.bccache import Bucket
 from markdown.extensions.toc import slugify
 
 TEMPLATE = "rrf-arms.md.j2"
@@ -125,10 +133,36 @@ def when(text: str) -> str:
 FIGURES = (score, delta, ms, ratio, mib, percent, share, thousands, number, when)
 
 
+class TemplateCache(FileSystemBytecodeCache):
+    """Jinja's file cache of compiled templates, where a failure to read or write an entry
+    only means compiling the template again."""
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # an unreadable or foreign entry: compile instead
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        # A full disk, a folder removed meanwhile: the next build compiles again.
+        with suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def template_cache() -> TemplateCache | None:
+    """The cache in Jinja's default folder, or None when Jinja finds no safe one (the folder
+    is not a private directory of this user's, or cannot be made)."""
+    try:
+        return TemplateCache()
+    except (OSError, RuntimeError):
+        return None
+
+
 @cache
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("arms_doc", "templates"),
+        bytecode_cache=template_cache(),
         undefined=StrictUndefined,
         autoescape=False,  # the output is Markdown, not HTML
         keep_trailing_newline=True,

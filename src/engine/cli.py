@@ -950,7 +950,7 @@ def docs_pages(config_file: Path | None, flags: dict[str, Any]) -> tuple[Any, An
     measurement, into every command), as the plugin renders them; the warnings printed; bad
     options and unreadable sources end the command with one line. The caller has checked the
     docs extra (:func:`docs_extra`)."""
-    from arms_doc.pages import READ_ERRORS, OptionError, render_pages
+    from arms_doc.pages import OptionError, read_errors, render_pages
     from arms_doc.site_options import Flags, SiteConfigError, find_config, read_site, sources_for
 
     cwd = Path.cwd()
@@ -958,7 +958,7 @@ def docs_pages(config_file: Path | None, flags: dict[str, Any]) -> tuple[Any, An
         site = read_site(find_config(config_file, cwd), cwd)
         sources = sources_for(site, Flags(**flags), cwd).check()
         pages = render_pages(sources)
-    except (SiteConfigError, OptionError, *READ_ERRORS) as exc:
+    except (SiteConfigError, OptionError, *read_errors()) as exc:
         fail(str(exc))
     for warning in pages.warnings:
         warn(warning)

@@ -434,3 +434,49 @@ def test_without_scale_json_the_page_says_nothing_was_measured(tmp_path: Path):
 
 def test_the_scale_files_machine_names_postgresql_and_pgvector(page: str):
     assert "PostgreSQL 18.6, pgvector 0.8.6" in page
+
+
+# --- the docs build ---------------------------------------------------------------------------
+
+DOCS_BUILD = "## The docs build: what the plugin costs"
+
+
+def test_the_docs_build_section_has_a_row_per_site_with_both_ratios(page: str):
+    rows = [line for line in section(page, DOCS_BUILD).splitlines() if line.startswith("| **")]
+
+    assert [row.split(" | ")[0].split("**")[1] for row in rows] == ["project", "small"]
+    assert rows[0].endswith(
+        "| 20 | 1.62 (1.52) | 1.42 (1.32) | 1.52 (1.43) | **1.14×** (1.15×), +0.20 s "
+        "| **1.07×** (1.06×), +0.10 s |"
+    )
+
+
+def test_the_docs_build_section_shows_where_the_plugins_time_goes(page: str):
+    text = section(page, "### Where the plugin's time goes: the project site")
+
+    assert "Medians of 3 processes" in text
+    assert "| Import `engine.sqlite.prepare` | 12.5 | – |" in text
+    assert "| Import `engine.measure.results_schema`" not in text  # it brought nothing new
+    assert "| Prepare every statement in SQLite |" in text
+    assert "in all (reading, checking, rendering both pages) | 120 | 90.0 |" in text
+    assert "a machine's first build compiles\nthem, which adds 88.0 ms." in text
+
+
+def test_the_docs_build_targets_are_met_or_missed(page: str):
+    text = page[page.index(DOCS_BUILD) :]
+
+    assert "÷ without the plugin, CPU | &lt;= 1.15 | 1.151 | **missed** |" in text
+    assert "÷ without the plugin, wall | &lt;= 1.15 | 1.143 | met |" in text
+
+
+def test_without_docs_build_json_the_page_says_nothing_was_measured(tmp_path: Path):
+    page = render_measured(
+        measured_context(
+            folder_with(tmp_path, "quality.json", fixture_document("quality.json")), "r", ARMS
+        )
+    )
+
+    assert section(page, DOCS_BUILD).strip().splitlines()[-1] == (
+        "No docs build results are recorded: `benchmarks/results/docs_build.json` does not "
+        "exist; run `python benchmarks/docs_build.py` to make it."
+    )

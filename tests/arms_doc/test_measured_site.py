@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -388,6 +390,24 @@ def test_a_site_without_a_results_folder_has_no_measured_page_and_no_advice(site
     page = site.markdown(config)
     assert "What each arm buys" not in page and "benchmarks/" not in page
     assert "does not exist" not in caplog.text and "python benchmarks" not in caplog.text
+
+
+def test_a_site_without_a_results_folder_loads_no_benchmark_code(site: Site):
+    (site.root / "mkdocs.yml").write_text(site.config_text, encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from mkdocs.commands.build import build\n"
+        "from mkdocs.config import load_config\n"
+        f"build(load_config({str(site.root / 'mkdocs.yml')!r}, strict=True))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('engine.measure', 'arms_doc'))))\n"
+    )
+
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.strip()
+    assert "arms_doc.page" in loaded  # the page was built in that process
+    assert "engine.measure.results_schema" not in loaded and "arms_doc.measured" not in loaded
 
 
 def test_measured_page_null_turns_the_page_off_where_results_exist(site: Site):

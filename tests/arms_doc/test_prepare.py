@@ -3,6 +3,9 @@ never run, and refused statements blamed on the arm and line that break them."""
 
 from __future__ import annotations
 
+import tempfile
+
+import apsw
 import pytest
 from arms_doc_testing import ENGINE_REGISTRY, src
 
@@ -34,6 +37,21 @@ def test_the_empty_index_has_the_engine_tables_the_vector_table_and_the_state_pl
         "JOIN vec_chunks AS v ON v.chunk_id = c.id LEFT JOIN state.access AS a ON a.path = f.path"
     )
     assert problem(index, sql) is None
+
+
+def test_the_empty_index_is_made_in_memory_and_writes_no_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    with empty_index() as empty:
+        assert problem(empty, "SELECT a.path FROM files AS f JOIN state.access AS a") is None
+
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_state_plane_is_attached_read_only_as_a_search_attaches_it(index):
+    with pytest.raises(apsw.ReadOnlyError):
+        index.connection.execute("INSERT INTO state.access(path) VALUES ('x')")
 
 
 def test_a_sound_statement_with_a_gap_in_its_numbers_is_fine(index):

@@ -74,6 +74,17 @@ def test_keeps_the_weight_as_written(read, written):
     assert arm.weight == float(written)
 
 
+def test_keeps_the_weight_as_written_after_wider_characters_on_its_line(read):
+    # Python counts columns in UTF-8 bytes; the text is cut by them, not by characters.
+    text = ONE_ARM.replace('label="full-text ranking",', "").replace(
+        "weight=1.0,", 'label="ранжирование — ü", weight=0.25,'
+    )
+
+    (arm,) = read(text).arms
+
+    assert (arm.label, arm.weight_text) == ("ранжирование — ü", "0.25")
+
+
 def test_dedents_indented_prose_and_keeps_raw_prose(read):
     text = ONE_ARM.replace(
         'prose="Ranks by words."',

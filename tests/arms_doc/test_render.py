@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from arms_doc_testing import SNAPSHOT_REGISTRY
-from jinja2 import UndefinedError
+from jinja2 import Environment, UndefinedError
+from jinja2.bccache import Bucket
 
 from arms_doc.page import generate_page
-from arms_doc.render import blockquote, fence, render_page
+from arms_doc.render import TEMPLATE, blockquote, environment, fence, render_page, template_cache
 
 
 def test_blockquote_quotes_every_line_and_keeps_paragraphs_inside():
@@ -206,3 +211,60 @@ def test_without_tabs_each_dialect_has_a_bold_heading_instead(tmp_path: Path, mo
     assert "=== " not in page
     assert "**SQLite**\n\n```sql\nSELECT path, row_number()" in arm_section(page, "fts")
     assert "**PostgreSQL**\n\nThis arm has no PostgreSQL SQL yet" in arm_section(page, "vector")
+
+
+@pytest.fixture
+def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temporary directory of the test's own, and an environment made afresh in it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    environment.cache_clear()
+    yield tmp_path
+    environment.cache_clear()
+
+
+def test_compiled_templates_are_kept_in_a_private_cache_folder(temp_folder: Path):
+    environment().get_template(TEMPLATE)
+
+    (folder,) = temp_folder.glob("_jinja2-cache-*")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert len(list(folder.glob("__jinja2_*.cache"))) == 1
+
+
+def test_a_second_process_loads_the_compiled_template_instead_of_compiling_it(
+    temp_folder: Path, monkeypatch: pytest.MonkeyPatch
+):
+    environment().get_template(TEMPLATE)
+    environment.cache_clear()  # as a new process would start
+    compiled: list[str] = []
+    compile_source = Environment.compile
+
+    def counting(self: Environment, *args: object, **kwargs: object) -> object:
+        compiled.append(str(args[1] if len(args) > 1 else kwargs.get("name")))
+        return compile_source(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Environment, "compile", counting)
+
+    environment().get_template(TEMPLATE)
+
+    assert compiled == []
+
+
+def test_a_place_that_is_no_private_folder_means_no_cache_not_a_failed_render(
+    temp_folder: Path,
+):
+    (temp_folder / f"_jinja2-cache-{os.getuid()}").write_text("not a folder", encoding="utf-8")
+
+    assert environment().bytecode_cache is None
+    assert environment().get_template(TEMPLATE) is not None
+
+
+def test_an_entry_that_cannot_be_written_is_skipped(temp_folder: Path):
+    cache = template_cache()
+    assert cache is not None
+    shutil.rmtree(cache.directory)  # removed between the build's start and the write
+    bucket = Bucket(Environment(), "key", "checksum")
+    bucket.code = compile("1", "<test>", "eval")
+
+    cache.dump_bytecode(bucket)  # does not raise
+
+    assert list(temp_folder.rglob("*.cache")) == []

@@ -7,7 +7,9 @@ for from ``memsift serve``); ``benchmarks/fusion_lab.py`` may write :class:`LabR
 ``tuning.json`` (how the weights were chosen, which levers were tried, how the abstention
 floor was calibrated), which ``quality.py`` merges into ``quality.json``;
 ``benchmarks/scale.py`` writes :class:`ScaleResults` to ``scale.json`` (large synthetic
-stores on both backends, and the HNSW index's recall). The docs plugin's
+stores on both backends, and the HNSW index's recall); ``benchmarks/docs_build.py`` writes
+:class:`DocsBuildResults` to ``docs_build.json`` (what the docs plugin adds to a site's
+build). The docs plugin's
 Measured page reads them back with :func:`read_results`. The dataclasses are the whole schema:
 :mod:`engine.measure.typed_json` turns them into JSON and back, checking every value against
 the type hints, so the writer cannot write what the reader refuses (:func:`write_results` reads
@@ -34,6 +36,7 @@ from engine.measure.typed_json import ShapeError, dumps, json_key, key_of, load
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
     "ABSTENTION",
+    "DOCS_BUILD",
     "FORMAT",
     "LAB",
     "LATENCY",
@@ -48,7 +51,11 @@ __all__ = [
     "AnswerBytes",
     "ArmAblation",
     "BackendSet",
+    "BuildComparison",
+    "BuildRuns",
     "Calibration",
+    "DocsBuildResults",
+    "DocsBuildSettings",
     "FloorOutcome",
     "FloorPoint",
     "Fold",
@@ -63,7 +70,10 @@ __all__ = [
     "McpSettings",
     "McpStoreBuild",
     "Metrics",
+    "ModuleImport",
     "PgQualityResults",
+    "PhaseTime",
+    "PluginPhases",
     "QualityResults",
     "QualitySet",
     "QuestionOutcome",
@@ -75,6 +85,7 @@ __all__ = [
     "ScaleStore",
     "ServerStart",
     "SetCalibration",
+    "SiteBuilds",
     "SoakCheck",
     "SoakResults",
     "SoakRun",
@@ -849,6 +860,121 @@ class AbstentionResults:
     corpora: tuple[AbstentionCorpus, ...]
 
 
+# --------------------------------------------------------------------------- docs build
+
+
+@dataclass(frozen=True)
+class BuildRuns:
+    """One way of building a site, each build a fresh process: seconds per build."""
+
+    wall_s: tuple[float, ...]
+    #: CPU time of the build's process and its children (git), user and system.
+    cpu_s: tuple[float, ...]
+    wall_median_s: float
+    cpu_median_s: float
+
+
+@dataclass(frozen=True)
+class BuildComparison:
+    """The builds with the plugin against another way of building the same site, round by
+    round (the two built one after the other in each round)."""
+
+    #: Each round's time with the plugin divided by its time the other way.
+    wall_ratios: tuple[float, ...]
+    cpu_ratios: tuple[float, ...]
+    #: The medians of the rounds' ratios.
+    wall_ratio: float
+    cpu_ratio: float
+    #: The medians of the rounds' differences: what the plugin adds, in seconds.
+    wall_extra_s: float
+    cpu_extra_s: float
+
+
+@dataclass(frozen=True)
+class ModuleImport:
+    """One module the plugin imports, timed in a process that has built the site without the
+    plugin first (what MkDocs and the site's other plugins import is already there)."""
+
+    module: str
+    ms: float
+
+
+@dataclass(frozen=True)
+class PhaseTime:
+    """One step of a build with the plugin: in the process's first build with it and in a
+    second build in the same process."""
+
+    phase: str
+    first_ms: float
+    warm_ms: float
+
+
+@dataclass(frozen=True)
+class PluginPhases:
+    """Where the plugin's time goes in one process: its imports, then each step, twice."""
+
+    imports: tuple[ModuleImport, ...]
+    steps: tuple[PhaseTime, ...]
+    #: The plugin's ``on_files`` (reading, checking and rendering both pages) as a whole.
+    on_files: PhaseTime
+    #: The whole build, MkDocs' own work included (the imports above not included).
+    build: PhaseTime
+    #: Compiling both templates without Jinja's cache: what a machine's first build adds (the
+    #: builds above load them from the cache).
+    templates_compile_ms: float
+
+
+@dataclass(frozen=True)
+class SiteBuilds:
+    """One site built in rounds: with the plugin, without it (the plugin and its pages left
+    out), and with its pages as plain files (the plugin left out, the two pages it generated
+    written into a copy of the docs folder, as ``memsift docs write`` would)."""
+
+    name: str
+    #: What the site is, in a sentence.
+    description: str
+    #: Pages the site has without the plugin's.
+    pages: int
+    with_plugin: BuildRuns
+    without_plugin: BuildRuns
+    pages_as_files: BuildRuns
+    versus_without: BuildComparison
+    versus_files: BuildComparison
+    load_average: LoadWindow
+    phases: PluginPhases | None = None
+
+
+@dataclass(frozen=True)
+class DocsBuildSettings:
+    #: Rounds of builds per site (each round builds the site every way, in rotating order).
+    rounds: int
+    #: How each build was run.
+    builder: str
+    #: Processes that timed the plugin's steps (their medians are the phases).
+    phase_runs: int
+
+
+@dataclass(frozen=True)
+class DocsBuildResults:
+    """``docs_build.json``: what the arms-doc plugin adds to a site's build."""
+
+    stamp: Stamp
+    settings: DocsBuildSettings
+    sites: tuple[SiteBuilds, ...]
+    targets: tuple[Target, ...]
+    load_average_at_start: tuple[float, ...]
+    load_average_at_end: tuple[float, ...]
+    elapsed_s: float
+
+    def __post_init__(self) -> None:
+        names = [site.name for site in self.sites]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a site is listed twice: {names}")
+
+    def site_named(self, name: str) -> SiteBuilds | None:
+        return next((site for site in self.sites if site.name == name), None)
+
+
 # --------------------------------------------------------------------------- the files
 
 
@@ -885,6 +1011,9 @@ SCALE = ResultsFile(
 ABSTENTION = ResultsFile(
     "abstention.json", "abstention", "python benchmarks/abstention.py", AbstentionResults
 )
+DOCS_BUILD = ResultsFile(
+    "docs_build.json", "docs_build", "python benchmarks/docs_build.py", DocsBuildResults
+)
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
 #: (arms_doc/measured.py and its template).
@@ -895,6 +1024,7 @@ PAGE_FILES: tuple[ResultsFile[object], ...] = (
     LATENCY,
     MCP,
     SCALE,
+    DOCS_BUILD,
 )
 
 

@@ -311,19 +311,26 @@ def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
         # first, and read the version again under it, since another run may have upgraded the
         # layout meanwhile (filling chunks_fts twice would index every chunk twice).
         with immediate(conn):
-            version = read_meta(conn, "schema_version")
-            if version == "2":
-                conn.execute(UPGRADE_2_TO_3)
-            conn.execute(INDEX_SCHEMA)
-            if version == "2":
-                conn.execute(FILL_CHUNKS_FTS)
-            if "body" in table_columns(conn, "files"):
-                conn.execute(UPGRADE_3_TO_4)
-            dim = vector_table_dim(conn)
-            if dim is not None and read_meta(conn, VECTORS_VERSION) is None:
-                install_vector_triggers(conn, dim)
-            write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
+            install_index_schema(conn)
     return conn
+
+
+def install_index_schema(conn: apsw.Connection) -> None:
+    """Bring the index in ``conn`` to the current layout: made in an empty database, upgraded
+    in place from layout 2 or 3. The caller holds the write lock (or owns the database: the
+    docs plugin's empty index in memory, :mod:`engine.sqlite.prepare`)."""
+    version = read_meta(conn, "schema_version")
+    if version == "2":
+        conn.execute(UPGRADE_2_TO_3)
+    conn.execute(INDEX_SCHEMA)
+    if version == "2":
+        conn.execute(FILL_CHUNKS_FTS)
+    if "body" in table_columns(conn, "files"):
+        conn.execute(UPGRADE_3_TO_4)
+    dim = vector_table_dim(conn)
+    if dim is not None and read_meta(conn, VECTORS_VERSION) is None:
+        install_vector_triggers(conn, dim)
+    write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
 
 
 def table_columns(conn: apsw.Connection, table: str) -> set[str]:

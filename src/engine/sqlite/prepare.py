@@ -3,25 +3,24 @@ that must not import the driver.
 
 The docs plugin (:mod:`arms_doc.prepare`) asks whether every statement a search can assemble
 from the registry compiles against the engine's own schema. Only SQLite can say, so the empty
-index is made here with the engine's DDL, the state plane attached the way a search attaches
-it, and each statement is prepared through apsw's ``query_info``, which stops at the exec
+index is made here, in memory, with the engine's DDL, the state plane attached the way a search
+attaches it, and each statement is prepared through apsw's ``query_info``, which stops at the exec
 tracer apsw calls after preparing and before running: nothing is ever stepped, and only the
 first statement of a string is prepared. The plugin gets plain values back and judges them.
 """
 
 from __future__ import annotations
 
-import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import apsw
 import apsw.ext
 
-from engine.sqlite.db import ensure_vector_table, open_index, open_state
-from engine.sqlite.search import attach_state
+from engine.sqlite.db import STATE_SCHEMA, connect, ensure_vector_table, install_index_schema
+from engine.sqlite.search import attach
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -73,15 +72,25 @@ class EmptyIndex:
 @contextmanager
 def empty_index(vector_dim: int) -> Iterator[EmptyIndex]:
     """An empty index made by the engine's own DDL, with a vector table ``vector_dim`` wide and
-    the state plane attached the way a search attaches it; in a temporary folder that is
-    removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="arms-doc-") as folder:
-        index_path, state_path = Path(folder) / "index.db", Path(folder) / "state.db"
-        conn = open_index(index_path, create=True)
+    the state plane attached read-only as ``state``, the way a search attaches it.
+
+    Both databases live in memory (the state plane in SQLite's memdb, so the index's connection
+    can attach it by name): nothing is written to disk, where the file system's syncs cost more
+    than preparing every statement does.
+    """
+    state_uri = f"file:/memsift-prepare-{uuid.uuid4().hex}?vfs=memdb"
+    state = connect(state_uri)
+    try:
+        with state:
+            state.execute(STATE_SCHEMA)
+        conn = connect(":memory:")
         try:
+            with conn:
+                install_index_schema(conn)
             ensure_vector_table(conn, vector_dim)
-            open_state(state_path).close()
-            attach_state(conn, state_path)
+            attach(conn, state_uri + "&mode=ro")
             yield EmptyIndex(conn)
         finally:
             conn.close()
+    finally:
+        state.close()
