@@ -14,6 +14,7 @@ import apsw
 import pytest
 from click.testing import CliRunner
 
+import engine.cli
 from engine.arms import ARMS, Arm
 from engine.cli import cli
 from engine.search import CANDIDATE_LIMIT
@@ -457,3 +458,22 @@ def test_search_explain_says_which_twin_a_hit_moved_above(tmp_path):
         ("is.md", "not.md"),
         ("not.md", None),
     ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [((), None), (("--withhold-unseen",), True), (("--answer-unseen",), False)],
+)
+def test_search_passes_the_coverage_test_choice_to_the_engine(
+    example_store, monkeypatch, flags, expected
+):
+    seen = {}
+    real = engine.cli.search
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine.cli, "search", spy)
+    run("search", "staging database port", *flags, store=example_store)
+    assert seen["withhold_unseen"] is expected
