@@ -6,8 +6,10 @@ Two builders share one document generator:
   ``open_index(create=True)``, so the schema, triggers and FTS5 table are the real ones) and a
   ``state.db`` (``open_state``). Chunks come from the engine's ``chunk_text`` and are keyed by the
   engine's ``text_hash(embed_text(title, chunk))``; every distinct chunk text gets a random unit
-  vector stored under a stub model name, and the coverage keys are written by the engine's
-  ``record_coverage``. Nothing is parsed or embedded, so a 50k-file store takes seconds.
+  vector stored under a stub model name, the coverage keys are written by the engine's
+  ``record_coverage`` and the store floor's record by the engine's ``engine.floor.refresh``
+  (the floor's probes get random unit vectors too), as an index run leaves them. Nothing is
+  parsed or embedded, so a 50k-file store takes seconds.
 * :func:`write_markdown` writes the same kind of documents as Markdown files with front matter,
   for the benchmarks that go through the real indexer.
 
@@ -27,12 +29,14 @@ from pathlib import Path
 import numpy as np
 
 from engine.files.chunking import chunk_text
+from engine.floor import refresh as refresh_floor
 from engine.indexing.pipeline import embed_text, text_hash
 from engine.sqlite.db import open_index, open_state, write_meta
+from engine.sqlite.floor import SqliteFloorPlace
 from engine.sqlite.indexdb import record_coverage
 
 #: Bump when the generator changes, so cached stores of an older generator are not reused.
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 
 VOCABULARY = 20_000
 ZIPF_S = 1.1
@@ -215,6 +219,9 @@ def build_index(root: Path, n: int, dim: int, seed: int) -> dict[str, object]:
         record_coverage(conn, model, dim)
         write_meta(conn, "indexed_at", stamp(NOW))
         write_meta(conn, "complete", 1)
+    # A real index run ends by measuring the store floor; a store without its record would
+    # measure it in every search() (one new session per call) and time that instead.
+    refresh_floor(SqliteFloorPlace(conn), StubEmbedder(dim, []), chunks)
     conn.execute("PRAGMA optimize")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -341,7 +348,8 @@ def queries(
 
 class StubEmbedder:
     """Stands in for the model at query time: returns the benchmark's chosen vector for each
-    query text, so a search's latency excludes embedding time."""
+    query text, so a search's latency excludes embedding time. Any other text (the store
+    floor's probes) gets a random unit vector seeded by the text, the same in every process."""
 
     def __init__(self, dim: int, table: Sequence[Query]) -> None:
         self.name = stub_model_name(dim)
@@ -349,4 +357,11 @@ class StubEmbedder:
         self._vectors = {q.text: q.vector for q in table}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._vectors[t] for t in texts]).astype(np.float32)
+        return np.stack([self.vector(t) for t in texts]).astype(np.float32)
+
+    def vector(self, text: str) -> np.ndarray:
+        known = self._vectors.get(text)
+        if known is not None:
+            return known
+        seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+        return unit_rows(np.random.default_rng(seed), 1, self.dim)[0]

@@ -33,6 +33,11 @@ from engine.ranking.floor import (
     read_record,
 )
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "refresh",
+]
+
 #: What ``[limits] min_similarity`` meant before stores measured their own floor, and what a
 #: store with no chunk vector to measure on still gets.
 DEFAULT_FLOOR = 0.25

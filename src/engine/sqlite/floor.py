@@ -14,6 +14,11 @@ import numpy as np
 from engine.ranking.floor import META_KEY
 from engine.sqlite.db import immediate, read_meta, write_meta
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "SqliteFloorPlace",
+]
+
 #: Vectors compared per block (about 6 MB of 384-wide rows).
 BLOCK_ROWS = 4096
 
