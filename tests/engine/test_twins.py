@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.ranking.twins import Candidate, denials, order_twins, twins
+from engine.ranking.twins import TWIN_WINDOW, Candidate, denials, order_twins, twins
 
 HOSTED = "The analytics warehouse is hosted in eu-west-1, next to the ingestion cluster."
 NOT_HOSTED = "The analytics warehouse is not hosted in eu-west-1, next to the ingestion cluster."
@@ -60,3 +60,10 @@ def test_an_asserting_hit_already_above_stays():
 def test_unrelated_hits_are_not_reordered_by_their_negations():
     hits = [Candidate("The cache is not warmed at boot."), Candidate(OTHER)]
     assert order_twins("cache", hits) == ([0, 1], {})
+
+
+def test_only_the_first_hits_are_compared():
+    filler = [Candidate(f"unrelated note number {i}") for i in range(TWIN_WINDOW)]
+    hits = [Candidate(NOT_HOSTED), *filler, Candidate(HOSTED)]
+    order, moved = order_twins("which region hosts the warehouse", hits)
+    assert (order, moved) == (list(range(len(hits))), {})

@@ -51,6 +51,10 @@ TWIN_SIMILARITY = 0.8
 TWIN_WORD_OVERLAP = 0.6
 TWIN_LENGTH_RATIO = 0.5
 
+#: Only the first this many hits are compared (pairwise, so the cost grows with the square):
+#: a twin that matters is one an agent or a person reads, near the top.
+TWIN_WINDOW = 50
+
 #: Words and phrases that deny or retire what a sentence says.
 _DENIAL = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|no\s+longer|any\s?more|"
@@ -74,12 +78,15 @@ class Candidate:
     vector: np.ndarray | None = None
 
 
-def twins(a: Candidate, b: Candidate) -> bool:
-    """Whether two hits' best chunks say nearly the same thing, by meaning or by words."""
+def twins(
+    a: Candidate, b: Candidate, words: tuple[set[str], set[str]] | None = None
+) -> bool:
+    """Whether two hits' best chunks say nearly the same thing, by meaning or by words
+    (``words``: their :func:`content_words`, when the caller has them already)."""
     same_width = a.vector is not None and b.vector is not None and a.vector.shape == b.vector.shape
     if same_width and float(a.vector @ b.vector) >= TWIN_SIMILARITY:  # type: ignore[operator]
         return True
-    words_a, words_b = content_words(a.text), content_words(b.text)
+    words_a, words_b = words or (content_words(a.text), content_words(b.text))
     small, large = sorted((len(words_a), len(words_b)))
     if not small or small < large * TWIN_LENGTH_RATIO:
         return False
@@ -103,22 +110,24 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
     moved: dict[int, int] = {}
     if denials(query) or len(hits) < 2:
         return order, moved
-    counts = [denials(hit.text) for hit in hits]
+    window = order[:TWIN_WINDOW]  # the rest keep their places
+    counts = [denials(hit.text) for hit in hits[:TWIN_WINDOW]]
+    words = [content_words(hit.text) for hit in hits[:TWIN_WINDOW]]
     # Each pass moves one asserting hit above the first twin that denies more; a hit moves
     # at most once (above its highest denying twin), so the passes end.
     changed = True
     while changed:
         changed = False
-        for position, upper in enumerate(order):
-            for lower_position in range(position + 1, len(order)):
-                lower = order[lower_position]
+        for position, upper in enumerate(window):
+            for lower_position in range(position + 1, len(window)):
+                lower = window[lower_position]
                 if lower in moved or counts[lower] >= counts[upper]:
                     continue
-                if twins(hits[upper], hits[lower]):
-                    order.insert(position, order.pop(lower_position))
+                if twins(hits[upper], hits[lower], (words[upper], words[lower])):
+                    window.insert(position, window.pop(lower_position))
                     moved[lower] = upper
                     changed = True
                     break
             if changed:
                 break
-    return order, moved
+    return window + order[TWIN_WINDOW:], moved
