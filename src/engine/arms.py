@@ -493,7 +493,8 @@ raises it, so a superseded note that is also pinned stays down.
         prose="""
 A memory tagged `do-not-answer-from` is kept for the record (a draft, a quarantined import, a
 note known to be wrong) and must not be the answer while anything else is: its score is cut
-to a twentieth, which sinks it below every memory without the tag that any arm found.
+to a twentieth, which sinks it below every memory without the tag that the full-text or the
+semantic ranking found.
 """,
     ),
 )
