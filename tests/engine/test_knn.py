@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import apsw
 import numpy as np
 import pytest
@@ -148,6 +151,26 @@ def test_an_index_without_vectors_has_no_nearest_chunks(make_store):  # type: ig
         conn.close()
 
 
+def test_numpy_is_loaded_by_the_first_search_by_meaning_not_by_the_connection(tmp_path):  # type: ignore[no-untyped-def]
+    """The function is registered on every connection while numpy waits for its first call."""
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from engine.sqlite.db import open_index\n"
+        "conn = open_index(Path(sys.argv[1]), create=True)\n"
+        "before = 'numpy' in sys.modules\n"
+        "sql = 'SELECT count(*) FROM json_each(nearest_chunks(?, 4))'\n"
+        "found = conn.execute(sql, (bytes(64),)).fetchone()[0]\n"
+        "print(before, found, 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "index.db")], capture_output=True, text=True
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "0", "True"]
+
+
 def test_a_process_keeps_the_matrices_of_a_few_indexes_only(make_store, hash_embedder, tmp_path):  # type: ignore[no-untyped-def]
     from engine.files.store import open_store
 
@@ -208,7 +231,7 @@ def test_blas_runs_on_one_thread_inside_a_product(monkeypatch):  # type: ignore[
         seen.append(blas_threads())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(knn.np, "matmul", watched)
+    monkeypatch.setattr(np, "matmul", watched)
     rows, query = unit_rows(20_000)
     knn.similarities(rows, query)
     assert seen and all(threads == [1] * len(threads) for threads in seen)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,41 @@ def test_every_declared_name_exists(name):
     module = importlib.import_module(name)
     missing = sorted(n for n in declared(name) or () if not hasattr(module, n))
     assert missing == []
+
+
+# --- the package's own names ------------------------------------------------------------------
+
+
+def child(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter, where nothing of the engine is loaded yet."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_importing_a_part_of_the_engine_loads_none_of_the_public_names_modules():
+    """Every module of the engine runs the package first; it must not bring the indexer, the
+    search and numpy to a caller that wanted the ranking's contract (the docs plugin)."""
+    loaded = child(
+        "import sys, engine.ranking.contract\n"
+        "print(sorted({'engine.search', 'engine.files.store', 'engine.indexing.indexer',"
+        " 'numpy'} & set(sys.modules)))"
+    )
+    assert loaded == "[]"
+
+
+def test_a_public_name_is_imported_from_its_module_when_asked_for():
+    assert child(
+        "import engine\nfrom engine import open_store\nfrom engine.files import store\n"
+        "print(open_store is store.open_store)"
+    ) == "True"
+
+
+@pytest.mark.parametrize("first", ["import engine.search", "import engine.cli", "pass"])
+def test_engine_search_is_the_search_function_whatever_was_imported_first(first):
+    """``engine.search`` is also the module the function lives in: importing that module (or
+    the command line, which does) before asking for the function must not hand out the module."""
+    assert child(
+        f"{first}\nimport engine\nfrom engine import search\nfrom engine.search import run_search\n"
+        "print(callable(search), search is engine.search, search.__module__)"
+    ) == "True True engine.search"

@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from engine.arms import ARMS
-from engine.indexing.embedder import DEFAULT_MODEL
+from engine.indexing.default_model import DEFAULT_MODEL
 from engine.ranking.arm_rules import weight_problem
 from engine.redact import hide_passwords_of, redact
 

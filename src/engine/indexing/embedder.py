@@ -18,6 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.indexing.default_model import DEFAULT_MODEL, MINILM_DIM
+
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
     "DEFAULT_MODEL",
@@ -25,10 +27,8 @@ __all__ = [
     "default_embedder",
 ]
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2-int8"
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-MINILM_DIM = 384
 
 
 class EmbedderError(RuntimeError):

@@ -168,7 +168,7 @@ def ranking(
     The keywords override those for a ranking measured with others (a converted old results
     file names the constant and the model of its own commit).
     """
-    from engine.indexing.embedder import DEFAULT_MODEL, MINILM_DIM
+    from engine.indexing.default_model import DEFAULT_MODEL, MINILM_DIM
     from engine.ranking.assemble import RRF_K
     from engine.ranking.authority import CEILING
 

@@ -14,11 +14,12 @@ import os
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
 from time import sleep
 
 import apsw
-import sqlite_vec
 
 from engine.errors import Database, DatabaseError, IndexMissing, Problem
 from engine.sqlite import knn
@@ -151,7 +152,7 @@ def connect(
     conn = apsw.Connection(name, flags=flags)
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
     conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
+    conn.load_extension(vector_extension())
     conn.enable_load_extension(False)
     knn.register(conn)
     if readonly or immutable:
@@ -167,6 +168,26 @@ def connect(
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     return conn
+
+
+@cache
+def vector_extension() -> str:
+    """The file SQLite loads sqlite-vec from, without its suffix (SQLite adds the platform's).
+
+    Found beside the sqlite_vec package rather than asked of it: importing that package
+    imports numpy when numpy is installed (for a helper memsift never calls), and a connection
+    that touches no vector (an index run without embeddings, the docs build preparing
+    statements on an empty index) should not load numpy for it. The package's own answer is
+    the fallback, should a release keep the library elsewhere.
+    """
+    spec = find_spec("sqlite_vec")
+    if spec is not None and spec.origin is not None:
+        folder = Path(spec.origin).parent
+        if any(folder.glob("vec0.*")):
+            return os.path.normpath(folder / "vec0")
+    import sqlite_vec
+
+    return str(sqlite_vec.loadable_path())
 
 
 @contextmanager
@@ -259,6 +280,18 @@ def checked(conn: apsw.Connection) -> apsw.Connection:
         conn.close()
         raise
     return conn
+
+
+def attach(conn: apsw.Connection, uri: str) -> None:
+    """ATTACH ``uri`` as ``state`` and read its schema (where a damaged file shows): the way a
+    search attaches the state plane (:func:`engine.sqlite.search.attach_state`), and the docs
+    plugin's empty index attaches its own (:mod:`engine.sqlite.prepare`)."""
+    conn.execute("ATTACH DATABASE ? AS state", (uri,))
+    try:
+        conn.execute("SELECT count(*) FROM state.sqlite_master").fetchall()
+    except apsw.Error:
+        conn.execute("DETACH DATABASE state")
+        raise
 
 
 def has_table(conn: apsw.Connection, name: str) -> bool:

@@ -24,6 +24,11 @@ in the statement's own snapshot, so a search never pairs the chunk ids of one mo
 files of another. An index with no version (written by an older memsift) is read afresh for
 every search: slower, never stale. The matrix costs 4 bytes per dimension per chunk
 (115 MB for 75,000 chunks of 384 dimensions), held as long as the process searches.
+
+numpy and the thread pool are imported by the functions that use them, not with the module:
+every connection registers the function (:func:`engine.sqlite.db.connect`), and one that never
+searches by meaning (an index run without embeddings, the docs build preparing the statements)
+should not load numpy for it.
 """
 
 from __future__ import annotations
@@ -31,15 +36,16 @@ from __future__ import annotations
 import json
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
     from threadpoolctl import ThreadpoolController
 
 TABLE = "nearest_chunks"
@@ -90,6 +96,7 @@ def nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, floa
     """The ``k`` chunks nearest ``query`` (a float32 blob), nearest first; ties by chunk id."""
     if not isinstance(query, bytes) or len(query) % 4:
         raise ValueError(f"{TABLE}: the query vector must be a float32 blob, got {type(query)}")
+    import numpy as np
     matrix = current_matrix(conn)
     q = np.frombuffer(query, dtype="<f4")
     if matrix.rows.shape[0] == 0:
@@ -113,6 +120,7 @@ def nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, floa
 
 def similarities(rows: np.ndarray, unit: np.ndarray) -> np.ndarray:
     """``rows @ unit``, on one BLAS thread per slice of rows (see the module docstring)."""
+    import numpy as np
     out = np.empty(rows.shape[0], dtype=np.float32)
     bounds = slice_bounds(rows.shape[0], slice_count(rows.shape[0]))
     # BLAS's thread count is one setting for the whole process: two searches limiting and
@@ -159,6 +167,8 @@ def blas_controller() -> ThreadpoolController:
 
 @cache
 def workers() -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor
+
     return ThreadPoolExecutor(MAX_SLICES - 1, thread_name_prefix="memsift-knn")
 
 
@@ -187,6 +197,7 @@ def read_version(conn: apsw.Connection) -> str | None:
 
 def load(conn: apsw.Connection, version: str | None) -> Matrix:
     """Every chunk vector of the width ``vec_chunks`` holds (the one the vector arm searches)."""
+    import numpy as np
     row = conn.execute("SELECT value FROM main.meta WHERE key = 'vec_dim'").fetchone()
     if row is None:
         return Matrix(version, np.zeros(0, np.int64), np.zeros((0, 0), "<f4"))

@@ -19,8 +19,13 @@ from dataclasses import dataclass
 import apsw
 import apsw.ext
 
-from engine.sqlite.db import STATE_SCHEMA, connect, ensure_vector_table, install_index_schema
-from engine.sqlite.search import attach
+from engine.sqlite.db import (
+    STATE_SCHEMA,
+    attach,
+    connect,
+    ensure_vector_table,
+    install_index_schema,
+)
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [

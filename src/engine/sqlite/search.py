@@ -24,7 +24,7 @@ from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
 from engine.ranking.query import QueryTerms, quote
 from engine.ranking.scope import Scope
-from engine.sqlite.db import guarded, open_index_reader, vector_table_dim
+from engine.sqlite.db import attach, guarded, open_index_reader, vector_table_dim
 from engine.sqlite.errors import classify
 from engine.sqlite.floor import SqliteFloorPlace, probe_best
 from engine.sqlite.indexdb import vector_coverage
@@ -193,16 +193,6 @@ def attach_state(conn: apsw.Connection, path: Path) -> bool:
             conn.execute("DETACH DATABASE state")
             return False
     return True
-
-
-def attach(conn: apsw.Connection, uri: str) -> None:
-    """ATTACH ``uri`` as ``state`` and read its schema (where a damaged file shows)."""
-    conn.execute("ATTACH DATABASE ? AS state", (uri,))
-    try:
-        conn.execute("SELECT count(*) FROM state.sqlite_master").fetchall()
-    except apsw.Error:
-        conn.execute("DETACH DATABASE state")
-        raise
 
 
 @contextmanager
