@@ -542,3 +542,11 @@ def test_arm_name_with_a_leading_underscore_is_refused_by_the_shared_rule():
 def test_weight_too_large_for_a_float_is_an_assembly_error_not_an_overflow(digits):
     with pytest.raises(AssemblyError, match=r"'recency': weight .* is too large for a number"):
         assemble(ALL, weights={"recency": 10**digits})
+
+
+def test_an_authority_signal_breaking_a_rule_is_refused():
+    from engine.arms import Authority
+
+    lowered = Authority("pinned", "pinned", ("pinned",), "raise", 0.5, "Lowers, though a raise.")
+    with pytest.raises(AssemblyError, match=r"raises by 0\.5"):
+        assemble(ALL, authority=(lowered,))

@@ -121,12 +121,11 @@ def assemble(
     (:mod:`engine.ranking.authority`); the statement returns each hit's multiplier.
     """
     checked(tuple(arms))
-    if problems := authority_problems(authority):
-        raise AssemblyError("; ".join(message for _, _, message in problems))
     try:
         target = dialect(dialect_name)
     except ValueError as exc:
         raise AssemblyError(str(exc)) from None
+    factor = authority_factor(tuple(authority), target.name)
     weights = resolve_weights(arms, {}, weights or {})
     fired: list[tuple[Arm, str]] = []
     dropped: dict[str, str] = {}
@@ -176,7 +175,6 @@ def assemble(
     lead = names[0]
     ranks = "".join(f",\n       fused.{name}_rank AS {name}_rank" for name in names)
     # Authority scales the fused score after fusion; without signals the score is the sum.
-    factor = authority_sql(authority, target.name)
     if factor:
         ctes.append(
             f"weighed AS (\n    SELECT fused.path AS path,\n{indent(factor, 7)} AS authority\n"
@@ -219,6 +217,22 @@ def checked(arms: tuple[Arm, ...]) -> None:
     except RegistryRuleError as exc:
         raise AssemblyError(str(exc)) from None
     _valid.add(arms)
+
+
+#: The multiplier's SQL per set of authority signals and dialect, checked and written once:
+#: a search assembles its statement on every call, and the signals cannot change.
+_factors: dict[tuple[tuple[AuthorityLike, ...], str], str] = {}
+
+
+def authority_factor(signals: tuple[AuthorityLike, ...], dialect_name: str) -> str:
+    """The authority multiplier's SQL for ``signals`` (:func:`authority_sql`), refused with
+    :class:`AssemblyError` when a signal breaks a rule."""
+    key = (signals, dialect_name)
+    if key not in _factors:
+        if problems := authority_problems(signals):
+            raise AssemblyError("; ".join(message for _, _, message in problems))
+        _factors[key] = authority_sql(signals, dialect_name)
+    return _factors[key]
 
 
 def cte(arm: Arm, scope_sql: str, target: Dialect | None = None) -> str:
