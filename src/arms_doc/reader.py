@@ -304,35 +304,10 @@ class _Reader:
                 f"entry `{self.code(node)}` is not an Authority(...) call; write "
                 "Authority(name=..., ...)",
             )
-        values: dict[str, object] = {}
-        factor_text = ""
-        arguments: list[Argument] = [*node.args, *node.keywords]
-        for arg in sorted(arguments, key=lambda a: (a.lineno, a.col_offset)):
-            if not isinstance(arg, ast.keyword) or arg.arg is None:
-                raise self.error(
-                    arg,
-                    f"`{self.code(arg)}` is not a keyword literal; write every field by keyword "
-                    f"({', '.join(AUTHORITY_FIELDS)})",
-                )
-            key = str(arg.arg)
-            if key not in AUTHORITY_FIELDS:
-                raise self.error(
-                    arg,
-                    f"unknown field {key!r} in Authority(...); the fields are "
-                    + ", ".join(AUTHORITY_FIELDS),
-                )
-            if key in values:
-                raise self.error(arg, f"field {key!r} is given twice; keep one")
-            values[key] = self.literal(key, arg.value)
-            if key == "factor":
-                factor_text = self.text(arg.value).strip()
-        missing = [key for key in AUTHORITY_FIELDS if key not in values]
-        if missing:
-            raise self.error(
-                node,
-                f"Authority(...) is missing {', '.join(missing)}; every signal declares all of "
-                + ", ".join(AUTHORITY_FIELDS),
-            )
+        fields = list(AUTHORITY_FIELDS)
+        given = self.keywords(node, "Authority", AUTHORITY_FIELDS, fields, "every signal")
+        values = {key: self.literal(key, value) for key, value in given.items()}
+        factor_text = self.text(given["factor"]).strip()
         if not str(values["prose"]).strip():
             raise self.error(
                 node, f"authority {values['name']!r} has no prose; say what it means and why"
@@ -379,16 +354,12 @@ class _Reader:
             )
         return found[0]
 
-    def read_arm(self, node: ast.expr) -> ArmEntry:
-        if not (isinstance(node, ast.Call) and _callee_name(node.func) == "Arm"):
-            raise self.error(
-                node, f"entry `{self.code(node)}` is not an Arm(...) call; write Arm(name=..., ...)"
-            )
-        values: dict[str, object] = {}
-        lines: dict[str, int] = {}
-        end_lines: dict[str, int] = {}
-        weight_text = ""
-        sql_verbatim = False
+    def keywords(
+        self, node: ast.Call, callee: str, fields: tuple[str, ...], required: list[str], who: str
+    ) -> dict[str, ast.expr]:
+        """The value node of each field of a ``callee(...)`` entry, every field written once by
+        keyword, none unknown, the ``required`` ones present (``who``: "every arm")."""
+        given: dict[str, ast.expr] = {}
         arguments: list[Argument] = [*node.args, *node.keywords]
         for arg in sorted(arguments, key=lambda a: (a.lineno, a.col_offset)):
             if isinstance(arg, ast.Starred) or (isinstance(arg, ast.keyword) and arg.arg is None):
@@ -399,29 +370,40 @@ class _Reader:
                 raise self.error(
                     arg,
                     f"positional argument `{self.code(arg)}`; write every field by keyword "
-                    f"({', '.join(FIELDS)})",
+                    f"({', '.join(fields)})",
                 )
             key = str(arg.arg)
-            if key not in FIELDS:
+            if key not in fields:
                 raise self.error(
-                    arg, f"unknown field {key!r} in Arm(...); the fields are {', '.join(FIELDS)}"
+                    arg,
+                    f"unknown field {key!r} in {callee}(...); the fields are {', '.join(fields)}",
                 )
-            if key in values:
+            if key in given:
                 raise self.error(arg, f"field {key!r} is given twice; keep one")
-            values[key] = self.literal(key, arg.value)
-            lines[key], end_lines[key] = self.span(arg.value)
-            if key == "weight":
-                weight_text = self.text(arg.value).strip()
-            if key == "sql":
-                sql_verbatim = _verbatim(self.text(arg.value), str(values[key]))
-        required = [key for key in FIELDS if key not in OPTIONAL_FIELDS]
-        missing = [key for key in required if key not in values]
+            given[key] = arg.value
+        missing = [key for key in required if key not in given]
         if missing:
             raise self.error(
                 node,
-                f"Arm(...) is missing {', '.join(missing)}; every arm declares all of "
+                f"{callee}(...) is missing {', '.join(missing)}; {who} declares all of "
                 f"{', '.join(required)}",
             )
+        return given
+
+    def read_arm(self, node: ast.expr) -> ArmEntry:
+        if not (isinstance(node, ast.Call) and _callee_name(node.func) == "Arm"):
+            raise self.error(
+                node, f"entry `{self.code(node)}` is not an Arm(...) call; write Arm(name=..., ...)"
+            )
+        required = [key for key in FIELDS if key not in OPTIONAL_FIELDS]
+        given = self.keywords(node, "Arm", FIELDS, required, "every arm")
+        values = {key: self.literal(key, value) for key, value in given.items()}
+        lines: dict[str, int] = {}
+        end_lines: dict[str, int] = {}
+        for key, value in given.items():
+            lines[key], end_lines[key] = self.span(value)
+        weight_text = self.text(given["weight"]).strip()
+        sql_verbatim = _verbatim(self.text(given["sql"]), str(values["sql"]))
         name = str(values["name"])
         # The engine's own rules, so the page and the assembler accept the same entries.
         if problem := name_problem(name):
