@@ -43,6 +43,7 @@ from synthetic import GENERATOR_VERSION, queries, unit_rows, write_markdown
 from timing import busy_warning, load_average, log, stats
 
 from engine.agents.service import MemoryService, SearchArgs
+from engine.files.config import DEFAULT_EMBED_CHUNKS_PER_FILE
 from engine.files.store import open_store
 from engine.indexing.embedder import DEFAULT_MODEL, MINILM_DIM
 from engine.indexing.incremental import index_paths
@@ -125,7 +126,7 @@ def build_store(root: Path, files: int) -> dict[str, int | float]:
                 )
         ensure_vector_table(conn, MINILM_DIM)
         with conn:
-            record_coverage(conn, DEFAULT_MODEL, MINILM_DIM)
+            record_coverage(conn, DEFAULT_MODEL, MINILM_DIM, DEFAULT_EMBED_CHUNKS_PER_FILE)
         chunks = len(hashes)
     finally:
         conn.close()

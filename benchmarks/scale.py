@@ -60,7 +60,7 @@ from synthetic import Query as SyntheticQuery
 from timing import busy_warning, load_average, log, stats
 
 from engine.files.chunking import chunk_text
-from engine.files.config import DEFAULT_WORK_MEM, Config
+from engine.files.config import DEFAULT_EMBED_CHUNKS_PER_FILE, DEFAULT_WORK_MEM, Config
 from engine.files.store import Store
 from engine.indexing.pipeline import embed_text, text_hash
 from engine.measure.fingerprint import Ranking
@@ -195,7 +195,7 @@ def build_sqlite(root: Path, n: int) -> dict[str, object]:
             paths.extend(rows.paths)
             chunks += len(rows.chunks)
             log(f"    sqlite {len(paths):,} of {n:,} memories written")
-        record_coverage(conn, model, DIM)
+        record_coverage(conn, model, DIM, DEFAULT_EMBED_CHUNKS_PER_FILE)
         write_meta(conn, "indexed_at", "2026-06-01 12:00:00")
         write_meta(conn, "complete", 1)
     conn.execute("PRAGMA optimize")
@@ -308,7 +308,7 @@ def build_postgres(target, n: int, maintenance_mem: str) -> dict[str, object]:  
             "VALUES (%s, %s, %s, %s)",
             state_rows(paths, SEED),
         )
-        indexdb.record_coverage(conn, model, DIM)
+        indexdb.record_coverage(conn, model, DIM, DEFAULT_EMBED_CHUNKS_PER_FILE)
         indexdb.write_meta(conn, "indexed_at", "2026-06-01T12:00:00+00:00")
         indexdb.write_meta(conn, "complete", 1)
     conn.run("VACUUM ANALYZE")

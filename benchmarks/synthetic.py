@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.files.chunking import chunk_text
+from engine.files.config import DEFAULT_EMBED_CHUNKS_PER_FILE
 from engine.floor import refresh as refresh_floor
 from engine.indexing.pipeline import embed_text, text_hash
 from engine.sqlite.db import open_index, open_state, write_meta
@@ -216,7 +217,7 @@ def build_index(root: Path, n: int, dim: int, seed: int) -> dict[str, object]:
                 "INSERT INTO embeddings(hash, model, dim, vector) VALUES (?, ?, ?, ?)",
                 [(h, model, dim, v.tobytes()) for h, v in zip(part, vectors, strict=True)],
             )
-        record_coverage(conn, model, dim)
+        record_coverage(conn, model, dim, DEFAULT_EMBED_CHUNKS_PER_FILE)
         write_meta(conn, "indexed_at", stamp(NOW))
         write_meta(conn, "complete", 1)
     # A real index run ends by measuring the store floor; a store without its record would

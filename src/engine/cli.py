@@ -24,7 +24,7 @@ from engine.errors import DatabaseError, IndexMissing
 from engine.files.store import Store, StoreError, open_store
 from engine.indexing.embedder import EmbedderError
 from engine.indexing.indexer import index_store
-from engine.indexing.progress import EMBED_START, LABELS, Pace, periodic_progress
+from engine.indexing.progress import EMBED_START, LABELS, Pace, periodic_progress, resume_line
 from engine.ranking.scope import ScopeError, ScopeSpec
 from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.search import SearchResult, search, shown_param
@@ -173,6 +173,9 @@ def terminal_progress() -> tuple[Callable[[str, int, int], None] | None, Callabl
     seen: set[str] = set()
 
     def show(phase: str, done: int, total: int) -> None:
+        if phase == "resume":  # a line of its own, before the embedding bar
+            click.echo("\r" + " " * 110 + "\r" + resume_line(done, total), err=True)
+            return
         rate = pace.text(phase, done, total)
         if phase == "embed" and phase not in seen:  # said once, on a line of its own
             click.echo("\r" + " " * 100 + "\r" + EMBED_START, err=True)
@@ -213,7 +216,12 @@ def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
     click.echo(
         f"indexed {len(report.indexed)}, unchanged {report.unchanged}, "
         f"removed {len(report.removed)}, skipped {len(report.skipped)}, "
-        f"embedded {report.embedded} chunk(s)"
+        f"embedded {report.embedded} chunk(s), reused {report.reused}"
+        + (
+            f", {report.past_budget} past the per-file embedding budget (full text only)"
+            if report.past_budget
+            else ""
+        )
     )
     for path, reason in report.skipped:
         click.echo(f"  skipped {printable(path)}: {printable(reason)}")

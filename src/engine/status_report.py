@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.files.store import Store
+from engine.indexing.budget import budget_note
 
 
 def stale_among(store: Store, known: list[str]) -> list[str]:
@@ -44,6 +45,7 @@ def status_report(
     *,
     files: int,
     coverage: tuple[int, int],
+    full_text_only: tuple[int, int, int],
     model: str | None,
     dimension: int | None,
     databases: tuple[str, str | None],
@@ -55,21 +57,27 @@ def status_report(
     vector_search: str = "exact",
 ) -> dict[str, object]:
     """``status --json``'s keys, the one place they are written, from either backend's facts:
-    ``coverage`` is (chunks, chunks with a vector), ``databases`` where the index and the
-    state plane live, ``known`` the paths the state plane holds rows for, ``not_walked`` the
-    paths the walk skips with the reason (links, special files, bad names, folders it does not
-    enter), ``vector_search`` how the semantic arm finds the nearest chunks (exact, or an
-    approximate index named)."""
+    ``coverage`` is (chunks that get a vector, those with one), ``full_text_only`` (every
+    chunk, those past their file's embedding budget without a vector, the budget),
+    ``databases`` where the index and the state plane live, ``known`` the paths the state
+    plane holds rows for, ``not_walked`` the paths the walk skips with the reason (links,
+    special files, bad names, folders it does not enter), ``vector_search`` how the semantic
+    arm finds the nearest chunks (exact, or an approximate index named)."""
     chunks, embedded = coverage
+    total, text_only, budget = full_text_only
     pending = chunks - embedded if model is not None else 0
     return {
         "store": str(store.root),
         "files": files,
-        "chunks": chunks,
+        "chunks": total,
+        "embeddable_chunks": chunks,
         "embedded_chunks": embedded,
         "vector_coverage": round(embedded / chunks, 4) if chunks else None,
         "vectors_pending": pending,
         "vectors_note": vectors_note(pending, chunks),
+        "full_text_only_chunks": text_only,
+        "embed_chunks_per_file": budget,
+        "full_text_only_note": budget_note(text_only, budget) if model is not None else None,
         "model": model,
         "dimension": dimension,
         "vector_search": vector_search,

@@ -171,6 +171,19 @@ def test_periodic_progress_writes_at_phase_start_every_interval_and_at_the_end()
     ]
 
 
+def test_a_resumed_run_says_how_far_the_interrupted_one_got_before_its_embedding_lines():
+    lines: list[str] = []
+    report = periodic_progress(lines.append, interval_s=10, clock=lambda: 0.0)
+    report("resume", 1200, 4800)
+    report("embed", 0, 3600)
+    assert lines == [
+        "resuming an interrupted run: 1,200 of 4,800 chunks already have vectors; "
+        "embedding the rest",
+        EMBED_START,
+        "embedding chunks: 0/3600 (0%)",
+    ]
+
+
 def test_the_time_left_follows_the_measured_rate():
     lines: list[str] = []
     now = [0.0]

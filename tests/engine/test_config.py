@@ -62,7 +62,7 @@ def test_a_complete_valid_file_is_read(tmp_path):
         (
             "[limits]\nmax_results = 5\n",
             "[limits] max_results: unknown key; [limits] accepts max_file_bytes, "
-            "min_similarity, withhold_unseen",
+            "embed_chunks_per_file, min_similarity, withhold_unseen",
         ),
         ("[weights]\nftz = 1\n", "[weights] ftz: unknown arm; did you mean fts?"),
         (
@@ -118,6 +118,24 @@ def test_a_weight_must_be_a_finite_number_at_least_zero(tmp_path, value, shown):
 def test_max_file_bytes_must_be_a_positive_integer_and_not_a_boolean(tmp_path, value, problem):
     message = error_for(tmp_path, f"[limits]\nmax_file_bytes = {value}\n")
     assert message.startswith(f"[limits] max_file_bytes = {value}: {problem}")
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("true", "must be a whole number"),
+        ("2.5", "must be a whole number"),
+        ("0", "must be at least 1"),
+    ],
+)
+def test_the_embedding_budget_must_be_a_positive_whole_number(tmp_path, value, problem):
+    message = error_for(tmp_path, f"[limits]\nembed_chunks_per_file = {value}\n")
+    assert message.startswith(f"[limits] embed_chunks_per_file = {value}: {problem}")
+
+
+def test_the_embedding_budget_is_read_from_limits(tmp_path):
+    (tmp_path / "config.toml").write_text("[limits]\nembed_chunks_per_file = 7\n")
+    assert load_config(tmp_path / "config.toml").embed_chunks_per_file == 7
 
 
 @pytest.mark.parametrize(("value", "problem"), [("1", "must be a string"), ('""', "empty")])

@@ -12,6 +12,7 @@ from test_freshness import WAIT_S, eventually
 
 import engine.sqlite.incremental
 from conftest import HashEmbedder
+from engine.indexing.budget import BUDGET_KEY, recorded_budget
 from engine.indexing.freshness import Freshness
 from engine.indexing.indexer import index_store
 from engine.sqlite.db import open_index, read_meta
@@ -23,7 +24,8 @@ def recorded_and_live(store) -> tuple[tuple[int, int], tuple[int, int]]:  # type
     conn = open_index(store.index_path)
     try:
         recorded = (int(read_meta(conn, "chunks")), int(read_meta(conn, "embedded_chunks")))
-        return recorded, vector_coverage(conn, read_meta(conn, "model"))
+        budget = recorded_budget({BUDGET_KEY: read_meta(conn, BUDGET_KEY)})
+        return recorded, vector_coverage(conn, read_meta(conn, "model"), budget)
     finally:
         conn.close()
 
@@ -40,11 +42,11 @@ def test_the_filler_is_said_to_be_filling_until_the_coverage_searches_trust_is_r
     real_record = engine.sqlite.incremental.record_coverage
     stored, release = threading.Event(), threading.Event()
 
-    def record_held(conn, model, dim):  # type: ignore[no-untyped-def]
+    def record_held(conn, model, dim, budget):  # type: ignore[no-untyped-def]
         if threading.current_thread().name == "memsift-vectors" and not stored.is_set():
             stored.set()
             release.wait(WAIT_S)
-        real_record(conn, model, dim)
+        real_record(conn, model, dim, budget)
 
     monkeypatch.setattr(engine.sqlite.incremental, "record_coverage", record_held)
     freshness = Freshness(store, watch=False)

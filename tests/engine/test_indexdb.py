@@ -47,9 +47,9 @@ def test_vector_coverage_counts_only_vectors_of_the_given_model(make_store, hash
     index_store(store, embedder=hash_embedder)
     conn = open_index(store.index_path)
     try:
-        assert indexdb.vector_coverage(conn, hash_embedder.name) == (2, 2)
-        assert indexdb.vector_coverage(conn, "another-model") == (2, 0)
-        assert indexdb.vector_coverage(conn, None) == (2, 0)
+        assert indexdb.vector_coverage(conn, hash_embedder.name, 64) == (2, 2)
+        assert indexdb.vector_coverage(conn, "another-model", 64) == (2, 0)
+        assert indexdb.vector_coverage(conn, None, 64) == (2, 0)
     finally:
         conn.close()
 

@@ -37,6 +37,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+#: Chunks of one file that get a vector; the rest are found by full text only. Chosen on real
+#: documents with huge files (``benchmarks/indexing.py``): no shared set has a file past it.
+DEFAULT_EMBED_CHUNKS_PER_FILE = 64
 #: The schema a team store's tables live in when config.toml names none.
 DEFAULT_SCHEMA = "memsift"
 #: How a team store's vector arm finds the nearest chunks: "exact" compares the query with
@@ -71,6 +74,14 @@ def model_name(value: object) -> str | None:
         return 'must be a string: a model name, or "none"'
     if not value.strip():
         return 'must not be empty; write "none" for a lexical store'
+    return None
+
+
+def positive_count(value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be a whole number (not a boolean or a string)"
+    if value < 1:
+        return "must be at least 1"
     return None
 
 
@@ -202,6 +213,17 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "limits",
+        "embed_chunks_per_file",
+        "integer >= 1",
+        str(DEFAULT_EMBED_CHUNKS_PER_FILE),
+        "Only a file's first this many chunks get a vector; the rest are found by full text "
+        "only (status counts them). A huge file (a 5 MB log is thousands of chunks) then costs "
+        "seconds of embedding instead of minutes, and a chunk beyond the budget whose text "
+        "another file embeds shares that vector.",
+        positive_count,
+    ),
+    Setting(
+        "limits",
         "min_similarity",
         "number in [0, 1]",
         "none (the store's own floor)",
@@ -283,6 +305,8 @@ class Config:
     weights: dict[str, float] = field(default_factory=dict)
     model: str | None = DEFAULT_MODEL
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    #: ``[limits] embed_chunks_per_file``: chunks of a file past it are full-text only.
+    embed_chunks_per_file: int = DEFAULT_EMBED_CHUNKS_PER_FILE
     #: The abstention floor set in ``[limits]``; None (unset): the store measures its own.
     min_similarity: float | None = None
     #: ``[limits] withhold_unseen``: the coverage test joins the store floor
@@ -323,6 +347,9 @@ def load_config(path: Path) -> Config:
         weights={name: float(value) for name, value in weights.items()},
         model=None if model == "none" else model,
         max_file_bytes=data.get("limits", {}).get("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
+        embed_chunks_per_file=data.get("limits", {}).get(
+            "embed_chunks_per_file", DEFAULT_EMBED_CHUNKS_PER_FILE
+        ),
         min_similarity=configured_floor(data.get("limits", {}).get("min_similarity")),
         withhold_unseen=data.get("limits", {}).get("withhold_unseen", False),
         database_url=data.get("database", {}).get("url"),

@@ -50,8 +50,9 @@ Pending = tuple[str, str, str]
 class IndexWriter(Protocol):
     """Where a run's rows go: one open connection to a backend's index, inside its run lock."""
 
-    def begin(self) -> None:
-        """Mark the index incomplete until :meth:`finish` (a killed run is recognised)."""
+    def begin(self) -> bool:
+        """Mark the index incomplete until :meth:`finish` (a killed run is recognised); return
+        whether the last run had finished (False: this one resumes an interrupted run)."""
 
     def known_files(self, keys: list[str] | None = None) -> dict[str, KnownFile]:
         """What the index holds of ``keys`` (None: every file)."""
@@ -78,7 +79,11 @@ class IndexWriter(Protocol):
         """Drop other models' vectors and record ``embedder``'s model before the first vector."""
 
     def chunks_without_vectors(self) -> list[Pending]:
-        """Every chunk text the index has no vector of the recorded model for."""
+        """Every chunk text within its file's embedding budget that the index has no vector of
+        the recorded model for."""
+
+    def coverage(self, embedder: Embedder) -> tuple[int, int]:
+        """(chunks within the embedding budget, those with a vector of ``embedder``)."""
 
     def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
         """Store (content hash, vector) rows in one transaction."""
@@ -107,7 +112,7 @@ def full_run(
     report: IndexReport,
 ) -> IndexReport:
     """Bring the whole index in step with the store (the three passes above)."""
-    writer.begin()
+    finished_before = writer.begin()
     known = writer.known_files()
     candidates = list(walk(store))
     writer.refuse_foreign(candidates, known)
@@ -131,23 +136,33 @@ def full_run(
         report.written,
     )
     if embedder is not None:
-        report.embedded = embed_missing(writer, embedder, progress)
+        embedded = embed_missing(writer, embedder, progress, resuming=not finished_before)
+        report.embedded = len(embedded)
+        report.count_reuse(embedded, store.config().embed_chunks_per_file)
     writer.finish(embedder, skipped_fingerprint(store, report.skipped))
     refresh_floor(writer.floor_place(), embedder, report.embedded)
     return report
 
 
-def embed_missing(writer: IndexWriter, embedder: Embedder, progress: Progress | None) -> int:
-    """Embed every chunk without a vector of ``embedder``, EMBED_BATCH per transaction."""
+def embed_missing(
+    writer: IndexWriter, embedder: Embedder, progress: Progress | None, resuming: bool = False
+) -> set[str]:
+    """Embed every chunk without a vector of ``embedder``, EMBED_BATCH per transaction; return
+    the hashes of the texts embedded. A run ``resuming`` an interrupted one first reports how
+    many chunks that run left with vectors (progress phase "resume": done, of the total)."""
     writer.prepare_vectors(embedder)
     missing = writer.chunks_without_vectors()
-    done = 0
+    if resuming and missing and progress:
+        chunks, embedded = writer.coverage(embedder)
+        if embedded:
+            progress("resume", embedded, chunks)
+    done: set[str] = set()
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start : start + EMBED_BATCH]
         writer.add_vectors(embedder, vector_rows(embedder, batch))
-        done += len(batch)
+        done.update(digest for digest, _, _ in batch)
         if progress:
-            progress("embed", done, len(missing))
+            progress("embed", len(done), len(missing))
     return done
 
 

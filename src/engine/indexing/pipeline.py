@@ -16,6 +16,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
@@ -25,6 +26,7 @@ from engine.files.keys import name_refusal
 from engine.files.memory import Memory, Skip, format_utc, parse_memory
 from engine.files.reading import Unreadable, over_limit, read_regular
 from engine.files.store import Candidate, Store, too_deep, walk
+from engine.indexing.budget import embeddable
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -84,7 +86,17 @@ class IndexReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: Distinct chunk texts embedded by this run.
     embedded: int = 0
+    #: Chunks of the files this run wrote that got a vector without being embedded for it: the
+    #: same text (title and chunk) already had one, from another file, an earlier version of the
+    #: file or an earlier run, or is embedded once for several chunks of this run.
+    reused: int = 0
+    #: Chunks of the files this run wrote past the per-file embedding budget: found by full text
+    #: only, unless another file embeds the same text (:mod:`engine.indexing.budget`).
+    past_budget: int = 0
+    #: (seq, text hash) of every chunk of the files this run wrote, for the two counts above.
+    written_chunks: list[tuple[int, str]] = field(default_factory=list, repr=False)
     #: State rows moved to a new path holding their memory's content: (old, new).
     renamed: list[tuple[str, str]] = field(default_factory=list)
     #: path -> content hash of each file this run wrote (what the index now knows of it).
@@ -94,6 +106,17 @@ class IndexReport:
         """Record a batch of files as written to the index."""
         self.indexed.extend(item.key for item in batch)
         self.written.update((item.key, item.content_hash) for item in batch)
+        self.written_chunks.extend(
+            (seq, digest) for item in batch for seq, (_, digest) in enumerate(item.row.chunks)
+        )
+
+    def count_reuse(self, embedded: set[str], budget: int) -> None:
+        """Set :attr:`reused` and :attr:`past_budget` once embedding is done, from the hashes
+        of the texts this run embedded: each chunk within the budget either is the one its text
+        was embedded for, or reused a vector."""
+        within = [digest for seq, digest in self.written_chunks if embeddable(seq, budget)]
+        self.past_budget = len(self.written_chunks) - len(within)
+        self.reused = len(within) - len(set(within) & embedded)
 
     def move_lines(self) -> list[str]:
         """One line per state row moved, as every surface reports it (index, watch, serve)."""
@@ -108,6 +131,8 @@ class IndexReport:
             "removed": len(self.removed),
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "embedded": self.embedded,
+            "reused": self.reused,
+            "past_budget": self.past_budget,
             "moved": [{"from": old, "to": new} for old, new in self.renamed],
         }
 
@@ -119,6 +144,12 @@ class Parsed:
     content_hash: str
     size: int
     mtime_ns: int
+
+    @cached_property
+    def row(self) -> FileRow:
+        """This memory's ``files`` row and chunks, made once (chunking a huge file takes
+        a while, and the writer and the report both read them)."""
+        return file_row(self)
 
 
 def content_digest(data: bytes) -> str:

@@ -25,6 +25,14 @@ EMBED_START = (
 )
 
 
+def resume_line(done: int, total: int) -> str:
+    """Said once when a run picks up an interrupted one: what that run already did."""
+    return (
+        f"resuming an interrupted run: {done:,} of {total:,} chunks already have vectors; "
+        "embedding the rest"
+    )
+
+
 def progress_line(phase: str, done: int, total: int, pace: str = "") -> str:
     """``embedding chunks: 1200/4800 (25%), 38 chunks/s, about 2 min left``"""
     label = LABELS.get(phase, phase)
@@ -81,6 +89,9 @@ def periodic_progress(
     pace = Pace(clock)
 
     def report(phase: str, done: int, total: int) -> None:
+        if phase == "resume":
+            write(resume_line(done, total))
+            return
         now = clock()
         new_phase = phase != last["phase"]
         finished = bool(total) and done >= total

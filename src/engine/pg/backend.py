@@ -60,7 +60,10 @@ class PgBackend:
         stop: threading.Event | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> int | None:
-        return incremental.fill_missing(self.target, embedder, stop=stop, progress=progress)
+        budget = store.config().embed_chunks_per_file
+        return incremental.fill_missing(
+            self.target, embedder, budget, stop=stop, progress=progress
+        )
 
     def status(self, store: Store) -> dict[str, object]:
         return status.database_status(store, self.target, store.config().model)

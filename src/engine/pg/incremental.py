@@ -64,11 +64,15 @@ def index_keys(
             refuse_other_store(conn, target, store, f"indexing {wanted[0]}", wanted[0])
             register_vectors(conn.raw, target)
             write_keys(conn, store, wanted, report, preparsed)
+            budget = store.config().embed_chunks_per_file
             if embedder is not None and report.indexed:
-                report.embedded = embed_keys(conn, embedder, report.indexed)
+                embedded = embed_keys(conn, embedder, report.indexed, budget)
+                report.embedded = len(embedded)
+                report.count_reuse(embedded, budget)
             if report.indexed or report.removed or report.embedded:
                 with conn:  # of the index's model: a claim refused leaves it as it was
-                    indexdb.record_coverage(conn, indexdb.read_meta(conn, "model"), None)
+                    model = indexdb.read_meta(conn, "model")
+                    indexdb.record_coverage(conn, model, None, budget)
                 refresh_floor(PgFloorPlace(conn), embedder, report.embedded)
     finally:
         conn.close()
@@ -110,13 +114,16 @@ def write_keys(
         )
 
 
-def embed_keys(conn: PgConnection, embedder: Embedder, keys: list[str]) -> int:
-    """Embed the chunks of ``keys`` that lack a vector; 0 when the index is another model's."""
-    missing = indexdb.chunks_without_vectors(conn, keys)
-    done = 0
+def embed_keys(conn: PgConnection, embedder: Embedder, keys: list[str], budget: int) -> set[str]:
+    """Embed the chunks of ``keys`` that lack a vector (within each file's embedding
+    ``budget``); return the hashes of the texts embedded (none past a model switch)."""
+    missing = indexdb.chunks_without_vectors(conn, budget, keys)
+    done: set[str] = set()
     try:
         for start in range(0, len(missing), FILL_BATCH):
-            done += store_vectors(conn, embedder, missing[start : start + FILL_BATCH], claim=True)
+            batch = missing[start : start + FILL_BATCH]
+            store_vectors(conn, embedder, batch, claim=True)
+            done.update(digest for digest, _, _ in batch)
     except ModelChanged:
         pass
     return done
@@ -125,13 +132,14 @@ def embed_keys(conn: PgConnection, embedder: Embedder, keys: list[str]) -> int:
 def fill_missing(
     target: DatabaseTarget,
     embedder: Embedder,
+    budget: int,
     *,
     stop: threading.Event | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> int | None:
-    """Embed every chunk without a vector, a small batch per transaction, recording coverage as
-    it rises; None when the index holds another model's vectors (see
-    :func:`engine.indexing.incremental.fill_missing`)."""
+    """Embed every chunk without a vector (within each file's embedding ``budget``), a small
+    batch per transaction, recording coverage as it rises; None when the index holds another
+    model's vectors (see :func:`engine.indexing.incremental.fill_missing`)."""
     conn = connect(target, vectors=False)
     done = 0
     try:
@@ -143,7 +151,7 @@ def fill_missing(
                 if not indexdb.claim_model(conn, embedder.name, embedder.dim):
                     return None
             last = time.monotonic()
-            while missing := indexdb.chunks_without_vectors(conn):
+            while missing := indexdb.chunks_without_vectors(conn, budget):
                 for start in range(0, len(missing), FILL_BATCH):
                     if stop is not None and stop.is_set():
                         break
@@ -153,12 +161,12 @@ def fill_missing(
                         progress(done)
                     if time.monotonic() - last >= COVERAGE_EVERY_S:
                         with conn:
-                            indexdb.record_coverage(conn, embedder.name, embedder.dim)
+                            indexdb.record_coverage(conn, embedder.name, embedder.dim, budget)
                         last = time.monotonic()
                 if stop is not None and stop.is_set():
                     break
             with conn:
-                indexdb.record_coverage(conn, embedder.name, embedder.dim)
+                indexdb.record_coverage(conn, embedder.name, embedder.dim, budget)
             refresh_floor(PgFloorPlace(conn), embedder, done)
     except ModelChanged:
         return None

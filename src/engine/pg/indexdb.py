@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from engine.indexing.budget import BUDGET_KEY
 from engine.indexing.pipeline import FileRow, KnownFile
 from engine.pg.driver import PgConnection
 from engine.ranking.contract import bind
@@ -161,21 +162,34 @@ def unique_content_paths_among(conn: PgConnection, hashes: list[str]) -> dict[st
     )
 
 
-def vector_coverage(conn: PgConnection, model: str | None) -> tuple[int, int]:
-    """(chunks, chunks with a vector of ``model``), counted as on SQLite
-    (:func:`engine.sqlite.indexdb.vector_coverage`)."""
+def vector_coverage(conn: PgConnection, model: str | None, budget: int) -> tuple[int, int]:
+    """(chunks that get a vector, those with a vector of ``model``), counted as on SQLite
+    (:func:`engine.sqlite.indexdb.vector_coverage`): chunks past the ``budget`` are left out."""
     chunks, embedded = conn.run(
         "SELECT count(*), count(e.hash) FROM chunks AS c "
-        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s",
-        (model or "",),
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s WHERE c.seq < %s",
+        (model or "", budget),
     ).fetchone()
     return int(chunks), int(embedded)
 
 
-def record_coverage(conn: PgConnection, model: str | None, dim: int | None) -> None:
-    chunks, embedded = vector_coverage(conn, model)
+def chunk_totals(conn: PgConnection, model: str | None, budget: int) -> tuple[int, int]:
+    """(every chunk, chunks past their file's embedding ``budget`` with no vector: no other
+    file embeds their text), for ``status``."""
+    total, text_only = conn.run(
+        "SELECT count(*), coalesce(sum(CASE WHEN c.seq >= %s AND e.hash IS NULL "
+        "THEN 1 ELSE 0 END), 0) FROM chunks AS c "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s",
+        (budget, model or ""),
+    ).fetchone()
+    return int(total), int(text_only)
+
+
+def record_coverage(conn: PgConnection, model: str | None, dim: int | None, budget: int) -> None:
+    chunks, embedded = vector_coverage(conn, model, budget)
     write_meta(conn, "chunks", chunks)
     write_meta(conn, "embedded_chunks", embedded)
+    write_meta(conn, BUDGET_KEY, budget)
     if model:
         write_meta(conn, "model", model)
     if dim:
@@ -194,19 +208,20 @@ def drop_unused_vectors(conn: PgConnection) -> None:
 
 
 def chunks_without_vectors(
-    conn: PgConnection, paths: list[str] | None = None
+    conn: PgConnection, budget: int, paths: list[str] | None = None
 ) -> list[tuple[str, str, str]]:
-    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet (of
-    every file, or of the files ``paths`` only)."""
+    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet,
+    within each file's embedding ``budget`` (of every file, or of the files ``paths`` only)."""
     where = "" if paths is None else "AND f.path = ANY(%s)"
     return conn.run(
         f"""
         SELECT DISTINCT ON (c.hash) c.hash, f.title, c.text
         FROM chunks AS c JOIN files AS f ON f.id = c.file_id
-        WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash) {where}
+        WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash)
+          AND c.seq < %s {where}
         ORDER BY c.hash, c.id
         """,
-        None if paths is None else (paths,),
+        (budget,) if paths is None else (budget, paths),
     ).fetchall()
 
 

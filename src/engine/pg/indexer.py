@@ -14,9 +14,10 @@ import json
 from collections.abc import Sequence
 
 from engine.files.store import Candidate, Store
+from engine.indexing.budget import BUDGET_KEY
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
-from engine.indexing.pipeline import IndexReport, KnownFile, Parsed, Progress, file_row
+from engine.indexing.pipeline import IndexReport, KnownFile, Parsed, Progress
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
 from engine.pg.floor import PgFloorPlace
@@ -55,10 +56,13 @@ class PgIndexWriter:
         self.conn = conn
         self.store = store
         self.max_file_bytes = max_file_bytes
+        self.budget = store.config().embed_chunks_per_file
 
-    def begin(self) -> None:
-        with self.conn:
+    def begin(self) -> bool:
+        with self.conn:  # inside the run's advisory lock: no other run writes "complete"
+            finished = indexdb.read_meta(self.conn, "complete") != "0"
             indexdb.write_meta(self.conn, "complete", 0)
+        return finished
 
     def known_files(self, keys: list[str] | None = None) -> dict[str, KnownFile]:
         return indexdb.known_files(self.conn, keys)
@@ -83,7 +87,7 @@ class PgIndexWriter:
     def write_files(self, batch: list[Parsed]) -> None:
         with self.conn:
             for item in batch:
-                indexdb.write_file(self.conn, file_row(item))
+                indexdb.write_file(self.conn, item.row)
 
     def touch_files(self, touched: list[tuple[int, str, str]]) -> None:
         with self.conn:
@@ -109,9 +113,13 @@ class PgIndexWriter:
                 release_vector_width(self.conn)
             indexdb.write_meta(self.conn, "model", embedder.name)
             indexdb.write_meta(self.conn, "dim", embedder.dim)
+            indexdb.write_meta(self.conn, BUDGET_KEY, self.budget)
 
     def chunks_without_vectors(self) -> list[Pending]:
-        return indexdb.chunks_without_vectors(self.conn)
+        return indexdb.chunks_without_vectors(self.conn, self.budget)
+
+    def coverage(self, embedder: Embedder) -> tuple[int, int]:
+        return indexdb.vector_coverage(self.conn, embedder.name, self.budget)
 
     def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
         with self.conn:
@@ -132,6 +140,7 @@ class PgIndexWriter:
                 conn,
                 embedder.name if embedder else indexdb.read_meta(conn, "model"),
                 embedder.dim if embedder else None,
+                self.budget,
             )
             indexdb.write_meta(
                 conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds")

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from engine.indexing.budget import recorded_budget
 from engine.indexing.embedder import Embedder
 from engine.pg.driver import PgConnection, connect, guarded, register_vectors
 from engine.pg.floor import PgFloorPlace, probe_best
@@ -136,7 +137,7 @@ class PgSearchBackend:
             chunks = int(meta.get("chunks") or 0)
             embedded = int(meta.get("embedded_chunks") or 0)
         else:
-            chunks, embedded = vector_coverage(self.conn, embedder.name)
+            chunks, embedded = vector_coverage(self.conn, embedder.name, recorded_budget(meta))
         coverage = embedded / chunks if chunks else 1.0
         if coverage >= MIN_VECTOR_COVERAGE:
             return None

@@ -21,7 +21,9 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
         with guarded(target):
             require_index(conn)
             files = int(conn.run("SELECT count(*) FROM files").fetchone()[0])
-            chunks, embedded = indexdb.vector_coverage(conn, model)
+            budget = store.config().embed_chunks_per_file
+            chunks, embedded = indexdb.vector_coverage(conn, model, budget)
+            total, text_only = indexdb.chunk_totals(conn, model, budget)
             row = conn.run(
                 "SELECT dim FROM embeddings WHERE model = %s LIMIT 1", (model or "",)
             ).fetchone()
@@ -41,6 +43,7 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
         store,
         files=files,
         coverage=(chunks, embedded),
+        full_text_only=(total, text_only, budget),
         model=model,
         dimension=int(row[0]) if row else None,
         databases=(target.shown(), target.shown()),

@@ -76,11 +76,14 @@ def index_keys(
         if gone or report.written:
             gone_hashes = {p: known[p].content_hash for p in gone}
             report.renamed = follow_renames(conn, store, gone_hashes, report.written)
+        budget = store.config().embed_chunks_per_file
         if embedder is not None and report.indexed:
-            report.embedded = embed_files(conn, embedder, report.indexed)
+            embedded = embed_files(conn, embedder, report.indexed, budget)
+            report.embedded = len(embedded)
+            report.count_reuse(embedded, budget)
         with immediate(conn):
             model = embedder.name if embedder is not None else read_meta(conn, "model")
-            record_coverage(conn, model, embedder.dim if embedder is not None else None)
+            record_coverage(conn, model, embedder.dim if embedder is not None else None, budget)
         refresh_floor(SqliteFloorPlace(conn), embedder, report.embedded)
     finally:
         conn.close()
@@ -149,23 +152,22 @@ def vectors_compatible(conn: apsw.Connection, embedder: Embedder) -> bool:
     return all((model, dim) == (embedder.name, embedder.dim) for model, dim in ends)
 
 
-def missing_chunks(
-    conn: apsw.Connection, keys: list[str] | None, limit: int | None = None
-) -> list[tuple[str, str, str]]:
-    """(hash, title, text) of chunks without a vector, of the files ``keys`` (None: all)."""
-    return indexdb.chunks_missing_vectors(conn, keys, limit)
-
-
-def embed_files(conn: apsw.Connection, embedder: Embedder, keys: list[str]) -> int:
-    """Embed the chunks of ``keys`` that lack a vector; 0 when the index is another model's."""
+def embed_files(
+    conn: apsw.Connection, embedder: Embedder, keys: list[str], budget: int
+) -> set[str]:
+    """Embed the chunks of ``keys`` that lack a vector (within each file's embedding
+    ``budget``); return the hashes of the texts embedded (none when the index is another
+    model's)."""
     if not vectors_compatible(conn, embedder):
-        return 0
+        return set()
     ensure_vector_table(conn, embedder.dim)
-    done = 0
+    done: set[str] = set()
     for start in range(0, len(keys), 500):
-        missing = missing_chunks(conn, keys[start : start + 500])
+        missing = indexdb.chunks_missing_vectors(conn, keys[start : start + 500], budget)
         for offset in range(0, len(missing), FILL_BATCH):
-            done += store_vectors(conn, embedder, missing[offset : offset + FILL_BATCH])
+            batch = missing[offset : offset + FILL_BATCH]
+            store_vectors(conn, embedder, batch)
+            done.update(digest for digest, _, _ in batch)
     return done
 
 
@@ -183,13 +185,14 @@ def fill_missing(
         return 0
     conn = open_index(store.index_path)
     done = 0
+    budget = store.config().embed_chunks_per_file
     try:
         if not vectors_compatible(conn, embedder):
             return None
         ensure_vector_table(conn, embedder.dim)
         last = time.monotonic()
         while not (stop is not None and stop.is_set()):
-            batch = missing_chunks(conn, None, FILL_BATCH)
+            batch = indexdb.chunks_missing_vectors(conn, None, budget, FILL_BATCH)
             if not batch:
                 break
             done += store_vectors(conn, embedder, batch)
@@ -197,10 +200,10 @@ def fill_missing(
                 progress(done)
             if time.monotonic() - last >= COVERAGE_EVERY_S:
                 with immediate(conn):
-                    record_coverage(conn, embedder.name, embedder.dim)
+                    record_coverage(conn, embedder.name, embedder.dim, budget)
                 last = time.monotonic()
         with immediate(conn):
-            record_coverage(conn, embedder.name, embedder.dim)
+            record_coverage(conn, embedder.name, embedder.dim, budget)
         refresh_floor(SqliteFloorPlace(conn), embedder, done)
     finally:
         conn.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 import apsw
 
 from engine.errors import DatabaseError, IndexMissing
+from engine.indexing.budget import BUDGET_KEY
 from engine.indexing.pipeline import FileRow, KnownFile
 from engine.ranking.contract import bind, bound_prefix
 from engine.sqlite.db import ensure_vector_table, open_index_reader, write_meta
@@ -178,22 +179,39 @@ def indexed_content_hash(index_path: Path, path: str) -> str | None:
 # --- vectors -----------------------------------------------------------------------------------
 
 
-def vector_coverage(conn: apsw.Connection, model: str | None) -> tuple[int, int]:
-    """(chunks, chunks with a vector of ``model``): the figure a search trusts the vector arm
-    by, counted the one way ``index``, ``status`` and a search after an interrupted run share."""
+def vector_coverage(conn: apsw.Connection, model: str | None, budget: int) -> tuple[int, int]:
+    """(chunks that get a vector, those of them with a vector of ``model``): the figure a search
+    trusts the vector arm by, counted the one way ``index``, ``status`` and a search after an
+    interrupted run share. A chunk past its file's embedding ``budget`` is full-text only and
+    not counted (:func:`engine.indexing.budget.embeddable`), so such a store is not degraded."""
     chunks, embedded = conn.execute(
         "SELECT count(*), count(e.hash) FROM chunks AS c "
-        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-        (model or "",),
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ? WHERE c.seq < ?",
+        (model or "", budget),
     ).fetchone()
     return int(chunks), int(embedded)
 
 
-def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None) -> None:
+def chunk_totals(conn: apsw.Connection, model: str | None, budget: int) -> tuple[int, int]:
+    """(every chunk, chunks past their file's embedding ``budget`` with no vector: no other
+    file embeds their text), for ``status``."""
+    total, text_only = conn.execute(
+        "SELECT count(*), coalesce(sum(CASE WHEN c.seq >= ? AND e.hash IS NULL "
+        "THEN 1 ELSE 0 END), 0) FROM chunks AS c "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
+        (budget, model or ""),
+    ).fetchone()
+    return int(total), int(text_only)
+
+
+def record_coverage(
+    conn: apsw.Connection, model: str | None, dim: int | None, budget: int
+) -> None:
     """Store chunk and vector counts so a search can judge the vector plane without counting."""
-    chunks, embedded = vector_coverage(conn, model)
+    chunks, embedded = vector_coverage(conn, model, budget)
     write_meta(conn, "chunks", chunks)
     write_meta(conn, "embedded_chunks", embedded)
+    write_meta(conn, BUDGET_KEY, budget)
     if model:
         write_meta(conn, "model", model)
     if dim:
@@ -217,19 +235,6 @@ def drop_other_vectors(conn: apsw.Connection, model: str, dim: int) -> None:
 def drop_unused_vectors(conn: apsw.Connection) -> None:
     """Delete vectors no chunk's text hash points at any more."""
     conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
-
-
-def chunks_without_vectors(conn: apsw.Connection) -> list[tuple[str, str, str]]:
-    """(text hash, file title, chunk text) of each distinct chunk text with no vector yet."""
-    return conn.execute(
-        """
-        SELECT c.hash, f.title, c.text
-        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
-        LEFT JOIN embeddings AS e ON e.hash = c.hash
-        WHERE e.hash IS NULL
-        GROUP BY c.hash
-        """
-    ).fetchall()
 
 
 def add_vectors(
@@ -266,19 +271,20 @@ def vector_ends(conn: apsw.Connection) -> list[tuple[str, int]]:
 
 
 def chunks_missing_vectors(
-    conn: apsw.Connection, paths: list[str] | None, limit: int | None = None
+    conn: apsw.Connection, paths: list[str] | None, budget: int, limit: int | None = None
 ) -> list[tuple[str, str, str]]:
-    """(text hash, file title, chunk text) of chunks without a vector, of the files at
-    ``paths`` (None: every file), at most ``limit``."""
-    where, params = "", ()
+    """(text hash, file title, chunk text) of each distinct chunk text without a vector, of the
+    files at ``paths`` (None: every file), within each file's embedding ``budget``, at most
+    ``limit``."""
+    where, params = "", (budget,)
     if paths is not None:
         where = "AND f.path IN (SELECT value FROM json_each(?))"
-        params = (json.dumps(paths, ensure_ascii=False),)
+        params = (budget, json.dumps(paths, ensure_ascii=False))
     sql = f"""
         SELECT c.hash, f.title, c.text
         FROM chunks AS c JOIN files AS f ON f.id = c.file_id
         LEFT JOIN embeddings AS e ON e.hash = c.hash
-        WHERE e.hash IS NULL {where}
+        WHERE e.hash IS NULL AND c.seq < ? {where}
         GROUP BY c.hash
     """
     if limit is not None:

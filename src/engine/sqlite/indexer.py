@@ -19,6 +19,7 @@ import apsw
 
 from engine.errors import Database
 from engine.files.store import Candidate, Store
+from engine.indexing.budget import BUDGET_KEY
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import (
@@ -27,7 +28,6 @@ from engine.indexing.pipeline import (
     Parsed,
     Progress,
     changes_since,
-    file_row,
 )
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
@@ -100,10 +100,13 @@ class SqliteIndexWriter:
     def __init__(self, conn: apsw.Connection, store: Store) -> None:
         self.conn = conn
         self.store = store
+        self.budget = store.config().embed_chunks_per_file
 
-    def begin(self) -> None:
-        with self.conn:
+    def begin(self) -> bool:
+        with immediate(self.conn):
+            finished = read_meta(self.conn, "complete") != "0"
             write_meta(self.conn, "complete", 0)
+        return finished
 
     def known_files(self, keys: list[str] | None = None) -> dict[str, KnownFile]:
         return indexdb.known_files(self.conn, keys)
@@ -138,10 +141,14 @@ class SqliteIndexWriter:
             # then tell these vectors' model and say how far embedding got.
             write_meta(self.conn, "model", embedder.name)
             write_meta(self.conn, "dim", embedder.dim)
+            write_meta(self.conn, BUDGET_KEY, self.budget)
         ensure_vector_table(self.conn, embedder.dim)
 
     def chunks_without_vectors(self) -> list[Pending]:
-        return indexdb.chunks_without_vectors(self.conn)
+        return indexdb.chunks_missing_vectors(self.conn, None, self.budget)
+
+    def coverage(self, embedder: Embedder) -> tuple[int, int]:
+        return indexdb.vector_coverage(self.conn, embedder.name, self.budget)
 
     def add_vectors(self, embedder: Embedder, rows: list[tuple[str, bytes]]) -> None:
         with self.conn:
@@ -160,6 +167,7 @@ class SqliteIndexWriter:
                 conn,
                 embedder.name if embedder else read_meta(conn, "model"),
                 embedder.dim if embedder else None,
+                self.budget,
             )
             write_meta(conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
             write_meta(conn, "skipped", json.dumps(skipped))
@@ -170,7 +178,7 @@ def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
     """Upsert a batch of files and replace their chunks, in one transaction."""
     with conn:
         for item in batch:
-            indexdb.write_file(conn, file_row(item))
+            indexdb.write_file(conn, item.row)
 
 
 def store_vectors(conn: apsw.Connection, embedder: Embedder, batch: list[Pending]) -> int:

@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.errors import Database, Problem
 from engine.files.store import Store
+from engine.indexing.budget import recorded_budget
 from engine.indexing.embedder import Embedder
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
@@ -151,7 +152,7 @@ def vector_plane_problem(conn: apsw.Connection, embedder: Embedder) -> str | Non
         chunks = int(meta.get("chunks") or 0)
         embedded = int(meta.get("embedded_chunks") or 0)
     else:  # an interrupted run: count for real
-        chunks, embedded = vector_coverage(conn, embedder.name)
+        chunks, embedded = vector_coverage(conn, embedder.name, recorded_budget(meta))
     coverage = embedded / chunks if chunks else 1.0
     if coverage >= MIN_VECTOR_COVERAGE:
         return None

@@ -21,7 +21,9 @@ def store_status(store: Store) -> dict[str, object]:
         try:
             files = indexdb.file_count(conn)
             model = config.model
-            chunks, embedded = indexdb.vector_coverage(conn, model)
+            budget = config.embed_chunks_per_file
+            chunks, embedded = indexdb.vector_coverage(conn, model, budget)
+            total, text_only = indexdb.chunk_totals(conn, model, budget)
             dim = indexdb.vector_dim_of(conn, model)
             not_walked: list[tuple[str, str]] = []
             changes = pending_changes(store, conn, not_walked)
@@ -33,6 +35,7 @@ def store_status(store: Store) -> dict[str, object]:
         store,
         files=files,
         coverage=(chunks, embedded),
+        full_text_only=(total, text_only, budget),
         model=model,
         dimension=dim,
         databases=(

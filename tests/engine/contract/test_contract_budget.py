@@ -1,0 +1,163 @@
+"""The per-file embedding budget, on SQLite and on PostgreSQL: only a file's first
+``[limits] embed_chunks_per_file`` chunks are embedded; the rest are found by full text, counted
+by status as full-text only, and not "missing" (the store is not degraded for ever); a chunk
+past the budget whose text another file embeds shares that vector; what a run embedded and
+reused is reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends import memory
+from engine.files.chunking import chunk_text
+from engine.indexing.indexer import index_store
+from engine.search import search
+from engine.status import store_status
+
+BUDGET = 2
+BUDGET_CONFIG = f'[embedder]\nmodel = "test-hash"\n[limits]\nembed_chunks_per_file = {BUDGET}\n'
+
+
+def long_body(parts: int, word: str = "part") -> str:
+    """A body that chunks into ``parts`` chunks, the k-th naming ``{word}{k}`` throughout (each
+    paragraph one sentence of over 1,000 characters, so it closes a chunk of its own)."""
+    paragraphs = [
+        " ".join(f"clause {n} of the {word}{k} section names {word}{k}" for n in range(30))
+        for k in range(parts)
+    ]
+    return "\n\n".join(paragraphs)
+
+
+def test_long_body_chunks_into_the_parts_asked_for() -> None:
+    assert len(chunk_text(long_body(5))) == 5
+
+
+def test_only_the_first_chunks_of_a_file_are_embedded(backend_store, hash_embedder):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
+    )
+    report = index_store(store, embedder=hash_embedder)
+    assert (report.embedded, report.past_budget) == (BUDGET, 5 - BUDGET)
+    chunks = [t for t in hash_embedder.calls if t.startswith("Big\n")]  # not the floor's probes
+    assert sorted(t.split()[5] for t in chunks) == ["part0", "part1"]
+
+
+def test_status_counts_chunks_past_the_budget_as_full_text_only(backend_store, hash_embedder):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
+    )
+    index_store(store, embedder=hash_embedder)
+    info = store_status(store)
+    assert (info["chunks"], info["embeddable_chunks"], info["embedded_chunks"]) == (5, 2, 2)
+    assert info["full_text_only_chunks"] == 3
+    assert info["vector_coverage"] == 1.0 and info["vectors_pending"] == 0
+    assert "embed_chunks_per_file" in str(info["full_text_only_note"])
+
+
+def test_a_store_with_chunks_past_the_budget_is_not_degraded(backend_store, hash_embedder):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
+    )
+    index_store(store, embedder=hash_embedder)
+    result = search(store, "part4", embedder=hash_embedder)
+    assert "vector" not in result.arms_dropped and not result.degraded
+    assert [h.path for h in result.hits] == ["big.md"]  # its last chunk, by full text
+
+
+def test_a_chunk_past_the_budget_shares_the_vector_another_file_embeds(
+    backend, backend_store, hash_embedder
+):
+    body = long_body(3)
+    last = chunk_text(body)[-1]
+    store = backend_store(
+        {
+            ".memsift/config.toml": BUDGET_CONFIG,
+            "big.md": memory("Same", body),
+            "small.md": memory("Same", last),
+        }
+    )
+    report = index_store(store, embedder=hash_embedder)
+    assert report.embedded == 3 and report.past_budget == 1  # big's third chunk is small's text
+    vectors = backend.rows(
+        store,
+        "SELECT count(*) FROM chunks c JOIN embeddings e ON e.hash = c.hash",
+    )
+    assert vectors == [(4,)]
+    assert store_status(store)["full_text_only_chunks"] == 0
+
+
+def test_raising_the_budget_embeds_the_rest_on_the_next_run(backend, backend_store, hash_embedder):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
+    )
+    index_store(store, embedder=hash_embedder)
+    backend.configure(store, BUDGET_CONFIG.replace(f"= {BUDGET}", "= 4"))
+    assert store_status(store)["vectors_pending"] == 2
+    report = index_store(store, embedder=hash_embedder)
+    assert report.embedded == 2
+    assert store_status(store)["full_text_only_chunks"] == 1
+
+
+def test_identical_chunks_of_two_files_are_embedded_once_and_reported_reused(
+    backend_store, hash_embedder
+):
+    store = backend_store(
+        {
+            "a.md": memory("Licence", "The same boilerplate text."),
+            "b.md": memory("Licence", "The same boilerplate text."),
+        }
+    )
+    report = index_store(store, embedder=hash_embedder)
+    assert (report.embedded, report.reused) == (1, 1)
+    summary = report.summary()
+    assert (summary["embedded"], summary["reused"], summary["past_budget"]) == (1, 1, 0)
+
+
+def test_a_new_file_whose_text_is_already_embedded_costs_no_embedding(backend_store, hash_embedder):
+    store = backend_store({"a.md": memory("Licence", "The same boilerplate text.")})
+    index_store(store, embedder=hash_embedder)
+    (store.root / "copy.md").write_text(memory("Licence", "The same boilerplate text."))
+    report = index_store(store, embedder=hash_embedder)
+    assert (report.embedded, report.reused) == (0, 1)
+
+
+class FailingAfter:
+    """An embedder that embeds ``good`` batches of chunks, then fails: a run killed midway."""
+
+    def __init__(self, inner, good: int) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.good = inner, good
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.good <= 0:
+            raise KeyboardInterrupt
+        self.good -= 1
+        return self.inner.embed(texts)
+
+
+def test_a_rerun_after_an_interrupted_run_says_it_resumes_and_embeds_only_the_rest(
+    backend_store, hash_embedder, monkeypatch
+):
+    monkeypatch.setattr("engine.indexing.index_run.EMBED_BATCH", 1)
+    store = backend_store(
+        {
+            ".memsift/config.toml": BUDGET_CONFIG.replace(f"= {BUDGET}", "= 10"),
+            "big.md": memory("Big", long_body(3)),
+        }
+    )
+    with pytest.raises(KeyboardInterrupt):
+        index_store(store, embedder=FailingAfter(hash_embedder, good=1))
+    said: list[tuple[str, int, int]] = []
+    report = index_store(store, embedder=hash_embedder, progress=lambda *p: said.append(p))
+    assert ("resume", 1, 3) in said
+    assert report.embedded == 2 and said.index(("resume", 1, 3)) < said.index(("embed", 1, 2))
+
+
+def test_a_run_after_a_finished_one_does_not_say_it_resumes(backend_store, hash_embedder):
+    store = backend_store({".memsift/config.toml": BUDGET_CONFIG, "a.md": memory("A", "alpha")})
+    index_store(store, embedder=hash_embedder)
+    (store.root / "b.md").write_text(memory("B", "beta"))
+    said: list[tuple[str, int, int]] = []
+    index_store(store, embedder=hash_embedder, progress=lambda *p: said.append(p))
+    assert [p for p in said if p[0] == "resume"] == []
+    assert ("embed", 1, 1) in said
