@@ -31,6 +31,7 @@ from engine.redact import hide_passwords_of, redact
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
     "DEFAULT_EF_SEARCH",
+    "DEFAULT_EMBED_CHUNKS_PER_FILE",
     "DEFAULT_WORK_MEM",
     "Config",
     "database_url",
