@@ -34,8 +34,8 @@ def embeddable(seq: int, budget: int) -> bool:
 
 def recorded_budget(meta: Mapping[str, object]) -> int:
     """The budget the last run embedded with, from the index's ``meta``; the default for an
-    index written before budgets existed (every file then had fewer chunks than it, or all its
-    chunks embedded, which the default's count also covers)."""
+    index written before budgets existed (it embedded every chunk, so its coverage within the
+    default budget is what it was before)."""
     value = meta.get(BUDGET_KEY)
     try:
         return int(value) if value is not None else DEFAULT_EMBED_CHUNKS_PER_FILE  # type: ignore[arg-type]
