@@ -113,8 +113,8 @@ def load_results(folder: Path, *, display: str, current: Ranking | None) -> Resu
     """Read the folder's results files; a missing one is recorded as missing, not an error.
 
     A file whose ranking differs from ``current`` is stale (no check when ``current`` is
-    None). Raises :class:`engine.measure.results_schema.ResultsError` for a file that cannot be
-    read.
+    None, nor for a file whose figures no ranking can move). Raises
+    :class:`engine.measure.results_schema.ResultsError` for a file that cannot be read.
     """
     display = display.rstrip("/")
     files = []
@@ -125,7 +125,8 @@ def load_results(folder: Path, *, display: str, current: Ranking | None) -> Resu
             continue
         results = read_results(kind, path, shown)
         recorded = results.stamp.ranking  # type: ignore[attr-defined]
-        changes = current.changes_since(recorded, kind.dialects) if current is not None else []
+        checked = current is not None and kind.ranked
+        changes = current.changes_since(recorded, kind.dialects) if checked else []
         files.append(Loaded(kind, shown, results, tuple(changes)))
     return Results(display, tuple(files))
 

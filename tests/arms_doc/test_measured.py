@@ -480,3 +480,17 @@ def test_without_docs_build_json_the_page_says_nothing_was_measured(tmp_path: Pa
         "No docs build results are recorded: `benchmarks/results/docs_build.json` does not "
         "exist; run `python benchmarks/docs_build.py` to make it."
     )
+
+
+def test_a_docs_build_file_is_never_stale_since_no_ranking_moves_a_build_cost(tmp_path: Path):
+    document = fixture_document("docs_build.json")
+    document["stamp"]["ranking"]["arms"][0]["sql_sha256"] = "0" * 64
+
+    page = render_measured(
+        measured_context(
+            folder_with(tmp_path, "docs_build.json", document), "src/engine/arms.py", ARMS
+        )
+    )
+
+    assert "**Stale:**" not in page
+    assert "**stale**" not in page

@@ -988,6 +988,11 @@ class ResultsFile(Generic[T]):
     command: str
     schema: type[T]
     dialects: tuple[str, ...] = ("sqlite",)
+    #: Whether the figures depend on the ranking at all. A file that measures something no
+    #: ranking change can move (what the docs plugin costs a build) keeps its stamp, for the
+    #: record, but is never called stale: a weight change must not force a rerun that would
+    #: measure the same thing again.
+    ranked: bool = True
 
 
 QUALITY = ResultsFile("quality.json", "quality", "python benchmarks/quality.py", QualityResults)
@@ -1012,7 +1017,11 @@ ABSTENTION = ResultsFile(
     "abstention.json", "abstention", "python benchmarks/abstention.py", AbstentionResults
 )
 DOCS_BUILD = ResultsFile(
-    "docs_build.json", "docs_build", "python benchmarks/docs_build.py", DocsBuildResults
+    "docs_build.json",
+    "docs_build",
+    "python benchmarks/docs_build.py",
+    DocsBuildResults,
+    ranked=False,
 )
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
