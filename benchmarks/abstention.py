@@ -18,6 +18,14 @@ answerable questions have their file in the top 10 when the search answers at al
     python benchmarks/abstention.py                  # every corpus, writes results/abstention.json
     python benchmarks/abstention.py --corpus chat    # one corpus (writes nothing unless --out)
     python benchmarks/abstention.py --cache DIR      # where the stores are kept between runs
+    python benchmarks/abstention.py --questions benchmarks/abstention/held-out --out FILE
+                                                     # the held-out lists (see their "about")
+    python benchmarks/abstention.py --data DIR       # the evaluation sets, when not beside the
+                                                     # checkout (a worktree elsewhere)
+
+A corpus that comes out empty (the chat set not found, no Python docs installed) stops the run
+with the place it looked: measured on no documents, every foreign question would count as
+withheld by nothing and every answerable one as missing.
 """
 
 from __future__ import annotations
@@ -50,6 +58,9 @@ from engine.search import Searcher
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"
 QUESTIONS = REPO / "benchmarks" / "abstention"
+#: Questions written after the lists above and before any rule was chosen on them, kept apart
+#: so a rule tuned on the first lists can be checked on questions it never saw.
+HELD_OUT = QUESTIONS / "held-out"
 OUT = REPO / "benchmarks" / "results" / ABSTENTION.name
 #: Today's floor before the store floor: the fixed default of ``[limits] min_similarity``.
 FIXED_FLOOR = 0.25
@@ -66,7 +77,8 @@ CORPUS_MTIME_NS = 1_700_000_000 * 10**9
 class Source:
     name: str
     what: str
-    build: Callable[[], Corpus]
+    #: The corpus, given the folder of the evaluation sets (only the chat corpus reads it).
+    build: Callable[[Path], Corpus]
 
 
 SOURCES = (
@@ -74,17 +86,17 @@ SOURCES = (
         "python",
         "the installed Python packages' METADATA descriptions and shipped .md/.rst/.txt docs "
         "(the benchmark's own virtual environment)",
-        python_docs,
+        lambda data: python_docs(),
     ),
     Source(
         "debian",
         "READMEs, Markdown and copyright files under /usr/share/doc (decompressed)",
-        debian_docs,
+        lambda data: debian_docs(),
     ),
     Source(
         "chat",
         f"one REALTALK conversation ({CHAT_SET}), one message a memory",
-        lambda: chat_docs(DATA / CHAT_SET),
+        lambda data: chat_docs(data / CHAT_SET),
     ),
 )
 
@@ -107,8 +119,26 @@ def write_store(root: Path, corpus: Corpus) -> None:
             stale.unlink()
 
 
-def load_questions(name: str) -> dict[str, list[dict[str, str]]]:
-    return json.loads((QUESTIONS / f"{name}.json").read_text(encoding="utf-8"))
+def load_questions(name: str, folder: Path = QUESTIONS) -> dict[str, list[dict[str, str]]]:
+    return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+
+
+class EmptyCorpus(Exception):
+    """A corpus with no document: nothing to measure abstention on."""
+
+
+def build_corpus(source: Source, data: Path) -> Corpus:
+    """The source's documents; :class:`EmptyCorpus` naming where they were looked for when
+    there are none (a chat set not beside this checkout, no docs installed)."""
+    corpus = source.build(data)
+    if corpus:
+        return corpus
+    if source.name == "chat":
+        raise EmptyCorpus(
+            f"chat: no messages in {data / CHAT_SET / 'corpus.jsonl'}; give the folder of "
+            "the evaluation sets with --data"
+        )
+    raise EmptyCorpus(f"{source.name}: no documents found ({source.what})")
 
 
 def ask(
@@ -144,15 +174,21 @@ def outcome(
     )
 
 
-def measure(source: Source, cache: Path, say: Callable[[str], None]) -> AbstentionCorpus:
+def measure(
+    source: Source,
+    cache: Path,
+    say: Callable[[str], None],
+    data: Path = DATA,
+    questions_folder: Path = QUESTIONS,
+) -> AbstentionCorpus:
     started = time.monotonic()
-    corpus = source.build()
+    corpus = build_corpus(source, data)
     root = cache / source.name
     write_store(root, corpus)
     store = open_store(root)
     say(f"{source.name}: {len(corpus)} documents, indexing")
     report = index_store(store)
-    questions = load_questions(source.name)
+    questions = load_questions(source.name, questions_folder)
     present = [q for q in questions["answerable"] if q["expect"] in corpus]
     missing = [q["expect"] for q in questions["answerable"] if q["expect"] not in corpus]
     floors: list[FloorOutcome] = []
@@ -209,6 +245,15 @@ def main(argv: list[str] | None = None) -> int:
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "memsift-abstention"
     )
     parser.add_argument("--out", type=Path, default=None, help="the results file to write")
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the evaluation sets' folder (for the chat set)"
+    )
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        default=QUESTIONS,
+        help=f"the folder of question lists (held out: {HELD_OUT.relative_to(REPO)})",
+    )
     args = parser.parse_args(argv)
     chosen = [s for s in SOURCES if not args.corpus or s.name in args.corpus]
     os.environ.pop("MEMSIFT_DATABASE_URL", None)  # the stores are SQLite stores of the cache
@@ -216,10 +261,18 @@ def main(argv: list[str] | None = None) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    corpora = tuple(measure(source, args.cache, say) for source in chosen)
-    out = args.out or (OUT if not args.corpus else None)
+    try:
+        corpora = tuple(
+            measure(source, args.cache, say, args.data, args.questions) for source in chosen
+        )
+    except EmptyCorpus as exc:
+        say(f"abstention: {exc}")
+        return 2
+    # The results file holds every corpus asked the project's own lists, nothing less.
+    whole = not args.corpus and args.questions.resolve() == QUESTIONS.resolve()
+    out = args.out or (OUT if whole else None)
     if out is None:
-        say("one corpus chosen: nothing written (give --out to keep it)")
+        say("a partial run (chosen corpora or other questions): nothing written (give --out)")
         return 0
     write_results(
         AbstentionResults(

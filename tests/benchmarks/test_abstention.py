@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from abstention import QUESTIONS, SOURCES, write_store
+import pytest
+from abstention import HELD_OUT, QUESTIONS, SOURCES, EmptyCorpus, build_corpus, main, write_store
 from abstention_corpora import chat_docs, memory_text
 
 from engine.files.memory import parse_memory
@@ -37,3 +38,21 @@ def test_every_corpus_has_its_question_list_with_enough_of_each_kind():
         questions = json.loads((QUESTIONS / f"{source.name}.json").read_text(encoding="utf-8"))
         assert len(questions["answerable"]) >= 20 and len(questions["foreign"]) >= 20
         assert all(q["expect"].startswith(f"{source.name}/") for q in questions["answerable"])
+
+
+def test_every_corpus_has_a_held_out_list_that_repeats_no_question_of_its_main_list():
+    for source in SOURCES:
+        main_list = json.loads((QUESTIONS / f"{source.name}.json").read_text(encoding="utf-8"))
+        held = json.loads((HELD_OUT / f"{source.name}.json").read_text(encoding="utf-8"))
+        assert len(held["answerable"]) >= 10 and len(held["foreign"]) >= 10
+        assert all(q["expect"].startswith(f"{source.name}/") for q in held["answerable"])
+        asked = {q["q"] for kind in ("answerable", "foreign") for q in main_list[kind]}
+        assert not asked & {q["q"] for kind in ("answerable", "foreign") for q in held[kind]}
+
+
+def test_a_chat_set_that_is_not_there_stops_the_run_naming_where_it_looked(tmp_path, capsys):
+    chat = next(s for s in SOURCES if s.name == "chat")
+    with pytest.raises(EmptyCorpus, match=str(tmp_path / "realtalk")):
+        build_corpus(chat, tmp_path)
+    assert main(["--corpus", "chat", "--data", str(tmp_path), "--cache", str(tmp_path)]) == 2
+    assert "--data" in capsys.readouterr().err
