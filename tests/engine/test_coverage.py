@@ -96,3 +96,15 @@ def test_a_store_too_small_is_not_judged():
 @pytest.mark.parametrize("text", ["", "the and of", "?!"])
 def test_a_query_without_content_words_is_covered(text):
     assert coverage(query_words(text), {}, 1000).covered
+
+
+def test_the_first_word_of_a_quoted_turn_is_no_name():
+    text = 'Asked <Bart>: "Oh, magic again" <Ann>: "Yes Kate"'
+    words = {w.text: w.named for w in query_words(text)}
+    assert words["oh"] is False and words["yes"] is False
+    assert words["bart"] is True and words["ann"] is True and words["kate"] is True
+
+
+def test_a_capital_after_a_line_break_or_a_colon_is_no_name():
+    words = {w.text: w.named for w in query_words("Question: Deploys\nRollback")}
+    assert words == {"question": False, "deploys": False, "rollback": False}

@@ -77,6 +77,13 @@ class QueryWord:
     named: bool
 
 
+#: Characters after which the next word starts a sentence, so its capital names nothing: the
+#: end of a sentence, a line break, a colon, and an opening quote (a quoted turn of a
+#: dialogue, ``<Bart>: "Oh, I see"``, starts with a capital as a sentence does). A plain
+#: double quote opens when it is the first, third, ... of the query.
+SENTENCE_OPENERS = frozenset(".!?:;\n\u201c")
+
+
 def query_words(
     text: str, skip: Sequence[tuple[int, int]] = (), limit: int = MAX_TERMS
 ) -> list[QueryWord]:
@@ -87,6 +94,7 @@ def query_words(
     found: dict[str, bool] = {}
     current: list[str] = []
     sentence_start = True
+    quotes = 0
     for position, char in enumerate(text + " "):
         if is_word_char(char):
             current.append(char)
@@ -104,7 +112,10 @@ def query_words(
                     break
             sentence_start = False
             current = []
-        if char in ".!?":
+        if char == '"':
+            quotes += 1
+            sentence_start = sentence_start or quotes % 2 == 1
+        elif char in SENTENCE_OPENERS:
             sentence_start = True
     return [QueryWord(word, named) for word, named in found.items()]
 
