@@ -10,6 +10,14 @@ real search path (``python benchmarks/quality.py``); this script only proposes.
 
     python benchmarks/fusion_lab.py extract --work $TMPDIR/lab     # index sets, save rankings
     python benchmarks/fusion_lab.py tune --work $TMPDIR/lab        # leave-one-set-out report
+    python benchmarks/fusion_lab.py longtext --work $TMPDIR/lab    # long-text levers (below)
+
+``longtext`` measures the levers for long texts and weak agreement (issue 21: a long generic
+text in the middle of both arms' lists beat a short one first in one arm) on the shared sets
+and on known-item sets of real documents (``--real``, default ``licences``: built by
+``longtext_set.py`` and extracted with ``--extra``), and records them in
+``results/levers.md``, ``results/levers.json`` and, as levers tried, ``results/tuning.json``.
+``--data`` points at the shared sets when they are not at ``../shared/data``.
 
 Sets are read from ``../shared/data`` (a folder of sets, such as realtalk's chats, is one set
 of several stores, scored over all their queries together).
@@ -71,6 +79,8 @@ class StoreRuns:
     queries: list[QueryRuns]
     #: queries of other sets: nothing here answers them (for calibrating abstention)
     foreign: list[QueryRuns] = field(default_factory=list)
+    #: each memory's count of chunks (its length, as the index splits it), for length levers
+    chunks: dict[str, int] = field(default_factory=dict)
 
 
 def set_groups(data: Path, extra: list[Path]) -> dict[str, list[Path]]:
@@ -207,6 +217,13 @@ def extract_store(  # type: ignore[no-untyped-def]
         keys[p]: m
         for p, m in conn.execute("SELECT path, coalesce(event_at, updated_at) FROM files")
     }
+    chunks = {
+        keys[p]: n
+        for p, n in conn.execute(
+            "SELECT f.path, count(*) FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+            "GROUP BY f.id"
+        )
+    }
     matrix, owner, paths = vector_matrix(conn)
     build_file_fts(conn)
     scope = build_scope(ScopeSpec())
@@ -226,12 +243,13 @@ def extract_store(  # type: ignore[no-untyped-def]
         runs.arms["vector"] = [(keys[paths[i]], float(best[i])) for i in order]
     conn.close()
     own = [q for q in wanted if q.category != "foreign"]
-    return StoreRuns(folder.name, moments, own, [q for q in wanted if q.category == "foreign"])
+    others = [q for q in wanted if q.category == "foreign"]
+    return StoreRuns(folder.name, moments, own, others, chunks)
 
 
-def extract(work: Path, only: list[str] | None, extra: list[Path]) -> None:
+def extract(work: Path, only: list[str] | None, extra: list[Path], data: Path = DATA) -> None:
     embedder = default_embedder()
-    groups = set_groups(DATA, extra)
+    groups = set_groups(data, extra)
     texts = {
         name: [q.text for f in folders for q in load_set(f).queries]
         for name, folders in groups.items()
@@ -277,6 +295,34 @@ class Setting:
     vector_variant: str = "vector"
     fusion: str = "rrf"  # or "score": a convex combination of normalised arm scores
     candidates: int = CANDIDATES
+    # Levers for long texts and weak agreement (issue 21, item 4); the defaults are off.
+    #: Past this rank a query arm's contribution ends ("cut") or falls with the square of the
+    #: rank ("steep": continuous at the rank); 0: no fading.
+    fade_rank: int = 0
+    fade: str = "cut"
+    #: The exponent p of a query arm's contribution ``w / (k + 1) * ((k + 1) / (k + r)) ** p``:
+    #: 1 is plain RRF; above 1 a first place counts more against a tenth, the same at rank 1.
+    power: float = 1.0
+    #: A query arm's own fusion constant (None: ``k``); a smaller one is a bonus for a strong
+    #: single-arm match.
+    k_fts: int | None = None
+    k_vector: int | None = None
+    #: Length-aware lists: fts re-ranked by ``bm25 / (1 + a * ln(chunks))`` (bm25 is negative,
+    #: more negative better, so a long memory's score shrinks toward 0); the vector arm by
+    #: ``similarity - a * ln(chunks)``. 0: off.
+    fts_length: float = 0.0
+    vector_length: float = 0.0
+    #: The vector arm contributes only for memories at least this similar (absolute), or
+    #: within ``vector_gap`` of its best similarity for this query (0: off).
+    vector_floor: float = -1.0
+    vector_gap: float = 0.0
+    #: The fts arm contributes only for memories whose bm25 reaches this share of its best.
+    fts_share: float = 0.0
+    #: Score-aware ranks: a memory's vector rank is at least ``1 + (best - similarity) / g``,
+    #: so one far below a clear leader counts as far down, whatever its ordinal (0: off).
+    vector_gap_rank: float = 0.0
+    #: The exponent e of the length penalty's ``(ln chunks) ** e`` (1: the plain logarithm).
+    length_power: float = 1.0
 
 
 def tie_ranks(keys: dict[str, object]) -> dict[str, int]:
@@ -329,12 +375,18 @@ def fuse(store: StoreRuns, query: QueryRuns, s: Setting) -> list[tuple[str, floa
         for name, weight in weights.items()
         if weight > 0
     }
+    lists = shaped(store, lists, s)
     pool = {d for hits in lists.values() for d, _ in hits}
     scores: dict[str, float] = dict.fromkeys(pool, 0.0)
     if s.fusion == "rrf":
+        arm_k = {"fts": s.k if s.k_fts is None else s.k_fts}
+        arm_k["vector"] = s.k if s.k_vector is None else s.k_vector
         for name, hits in lists.items():
-            for rank, (doc, _) in enumerate(hits, 1):
-                scores[doc] += weights[name] / (s.k + rank)
+            best = hits[0][1] if hits else 0.0
+            for rank, (doc, value) in enumerate(hits, 1):
+                if name == "vector" and s.vector_gap_rank:
+                    rank = max(rank, 1 + int((best - value) / s.vector_gap_rank))
+                scores[doc] += contribution(weights[name], arm_k[name], rank, s)
     else:  # convex combination of theoretical-min-max normalised scores (Bruch et al.)
         for name, hits in lists.items():
             if not hits:
@@ -367,6 +419,54 @@ def fuse(store: StoreRuns, query: QueryRuns, s: Setting) -> list[tuple[str, floa
     lead = {d: r for r, (d, _) in enumerate(lead_list)}
     order = sorted(scores, key=lambda d: (-scores[d], lead.get(d, 10**6), d))
     return [(d, scores[d]) for d in order]
+
+
+def contribution(weight: float, k: int, rank: int, s: Setting) -> float:
+    """What a query arm's rank ``rank`` earns a memory under ``s``'s fade and power."""
+    if s.fade_rank and rank > s.fade_rank and s.fade == "cut":
+        return 0.0
+    value = weight / (k + rank)
+    if s.power != 1.0:
+        value = weight / (k + 1) * ((k + 1) / (k + rank)) ** s.power
+    if s.fade_rank and rank > s.fade_rank:  # "steep": one more factor of 1/(k + r)
+        value *= (k + s.fade_rank) / (k + rank)
+    return value
+
+
+def shaped(
+    store: StoreRuns, lists: dict[str, list[tuple[str, float]]], s: Setting
+) -> dict[str, list[tuple[str, float]]]:
+    """The arms' lists after the length and floor levers of ``s`` (unchanged when all are off).
+
+    Re-ranking by length reorders what the arm listed (its first ``candidates``); the engine
+    would reorder before the cut, so a long memory pushed out could let in one from beyond it,
+    which the lab (its lists end at DEPTH) approximates by the lists it holds."""
+    out = dict(lists)
+    if s.fts_length and "fts" in out:
+
+        def fts_key(hit: tuple[str, float]) -> tuple[float, str]:
+            length = math.log(max(1, store.chunks.get(hit[0], 1))) ** s.length_power
+            return hit[1] / (1 + s.fts_length * length), hit[0]
+
+        out["fts"] = sorted(out["fts"], key=fts_key)
+    if s.vector_length and "vector" in out:
+
+        def vector_key(hit: tuple[str, float]) -> tuple[float, str]:
+            length = math.log(max(1, store.chunks.get(hit[0], 1))) ** s.length_power
+            return -(hit[1] - s.vector_length * length), hit[0]
+
+        out["vector"] = sorted(out["vector"], key=vector_key)
+    if "vector" in out and (s.vector_floor > -1.0 or s.vector_gap) and out["vector"]:
+        top = out["vector"][0][1]
+        out["vector"] = [
+            (d, v)
+            for d, v in out["vector"]
+            if v >= s.vector_floor and (not s.vector_gap or v >= top - s.vector_gap)
+        ]
+    if s.fts_share and out.get("fts"):
+        best = min(v for _, v in out["fts"])
+        out["fts"] = [(d, v) for d, v in out["fts"] if v <= s.fts_share * best]
+    return out
 
 
 def per_query(sets: dict[str, list[StoreRuns]], s: Setting) -> dict[str, list[float]]:
@@ -449,12 +549,12 @@ def context_texts(corpus: list[dict[str, str]], mode: str) -> list[str]:
     return out
 
 
-def revector(work: Path, name: str, modes: list[str]) -> None:
+def revector(work: Path, name: str, modes: list[str], data: Path = DATA) -> None:
     """Add vector-arm lists computed from other embedded texts (``vector:<mode>``)."""
     embedder = default_embedder()
     path = work / f"{name}.pkl"
     stores: list[StoreRuns] = pickle.loads(path.read_bytes())
-    folders = {f.name: f for f in set_groups(DATA, []).get(name, [])}
+    folders = {f.name: f for f in set_groups(data, []).get(name, [])}
     for st in stores:
         data = load_set(folders[st.name])
         ids = [row["_id"] for row in data.corpus]
@@ -589,7 +689,7 @@ def choose(table: dict[str, list[float]], singles: dict[str, float], names: list
     return max(fair or range(count), key=lambda i: mean[i])
 
 
-def report(work: Path, out: Path) -> None:
+def report(work: Path, out: Path, data: Path = DATA) -> None:
     """Tune (leave one set out), try every lever against the choice, calibrate abstention, and
     write it all to ``out`` (benchmarks/results/tuning.json) for quality.py and the docs."""
     from stamp import make_stamp
@@ -603,7 +703,7 @@ def report(work: Path, out: Path) -> None:
         write_results,
     )
 
-    shared = {p.name for p in DATA.iterdir() if p.is_dir()}
+    shared = {p.name for p in data.iterdir() if p.is_dir()}
     sets = {n: v for n, v in load(work).items() if n in shared}  # never the stress set
     names = list(sets)
     settings = grid("rrf")
@@ -745,6 +845,257 @@ def lever_trials(best: Setting) -> dict[str, tuple[Setting, bool, str]]:
     }
 
 
+#: The engine's setting as the registry holds it (tuning.json's choice, fts by best chunk).
+ENGINE = Setting(recency=0.02, time=1.0, k=20, fts_variant="chunk", candidates=100)
+#: A memory this many chunks long (about 30 KB) or more counts as a long text in the shape
+#: figure: how often one ranks above the document that answers a known-item question.
+LONG_CHUNKS = 20
+#: The lever families for long texts and weak agreement (issue 21, item 4): label -> the
+#: settings tried, each a change to ENGINE.
+LONGTEXT_LEVERS: dict[str, list[tuple[str, Setting]]] = {
+    "fade: a query arm counts nothing past rank R": [
+        (f"R={r}", replace(ENGINE, fade_rank=r)) for r in (5, 10, 15, 20, 30, 50)
+    ],
+    "fade: past rank R a query arm's share falls with the square of the rank": [
+        (f"R={r}", replace(ENGINE, fade_rank=r, fade="steep")) for r in (5, 10, 20, 30)
+    ],
+    "strong match: w/(k+1) * ((k+1)/(k+r))^p for query arms": [
+        (f"p={p}", replace(ENGINE, power=p)) for p in (1.5, 2.0, 3.0)
+    ],
+    "strong match: a smaller k for one query arm (or both)": [
+        (f"k_vector={k}", replace(ENGINE, k_vector=k)) for k in (2, 5, 10)
+    ]
+    + [(f"k_fts={k}", replace(ENGINE, k_fts=k)) for k in (5, 10)]
+    + [(f"k={k}", replace(ENGINE, k=k)) for k in (5, 10)],
+    "length-aware fts: bm25 / (1 + a ln chunks)": [
+        (f"a={a}", replace(ENGINE, fts_length=a)) for a in (0.05, 0.1, 0.25, 0.5, 1.0)
+    ],
+    "length-aware vector: similarity - a ln chunks": [
+        (f"a={a}", replace(ENGINE, vector_length=a)) for a in (0.005, 0.01, 0.02, 0.05)
+    ],
+    "length-aware, both arms": [
+        (f"fts a={a}, vector a={b}", replace(ENGINE, fts_length=a, vector_length=b))
+        for a, b in ((0.1, 0.01), (0.25, 0.01), (0.25, 0.02), (0.5, 0.02))
+    ],
+    "score-aware vector rank: at least 1 + (best - similarity) / g": [
+        (f"g={g}", replace(ENGINE, vector_gap_rank=g)) for g in (0.002, 0.005, 0.01, 0.02)
+    ],
+    "length-aware vector, concave: similarity - a sqrt(ln chunks)": [
+        (f"a={a}", replace(ENGINE, vector_length=a, length_power=0.5)) for a in (0.005, 0.01, 0.02)
+    ],
+    "strong match and length together: p=1.5, vector similarity - a ln chunks": [
+        (f"a={a}", replace(ENGINE, power=1.5, vector_length=a)) for a in (0.005, 0.01)
+    ],
+    "vector floor: no share below similarity f": [
+        (f"f={f}", replace(ENGINE, vector_floor=f)) for f in (0.2, 0.25, 0.3, 0.35, 0.4)
+    ],
+    "vector floor: no share beyond d below the arm's best": [
+        (f"d={d}", replace(ENGINE, vector_gap=d)) for d in (0.05, 0.1, 0.15, 0.2, 0.3)
+    ],
+    "fts floor: no share below a part s of the arm's best bm25": [
+        (f"s={v}", replace(ENGINE, fts_share=v)) for v in (0.2, 0.35, 0.5)
+    ],
+}
+
+
+#: A value fixes the shape when it at least halves the questions with a long text above their
+#: short answer while the control questions (a long text is the answer) lose at most this much.
+CONTROL_LOSS = 0.01
+ALLOWED_LOSS = 0.003
+
+
+def verdict(
+    shared: dict[str, float], base: dict[str, float], real: dict[str, dict], base_real: dict
+) -> str:
+    """``kept`` when the value fixes the shape on every real-document set and loses at most
+    ALLOWED_LOSS nDCG@10 on every shared set; else "dropped" and why."""
+    fixed = all(
+        real[n]["short_long_above"] <= base_real[n]["short_long_above"] / 2
+        and real[n]["long_ndcg@10"] >= base_real[n]["long_ndcg@10"] - CONTROL_LOSS
+        for n in real
+    )
+    losers = [n for n in shared if shared[n] < base[n] - ALLOWED_LOSS]
+    if fixed and not losers:
+        return "kept"
+    why = [] if fixed else ["shape not fixed"]
+    why += [f"loses {base[n] - shared[n]:.4f} on {n}" for n in losers]
+    return "dropped: " + ", ".join(why)
+
+
+def shape(stores: list[StoreRuns], s: Setting) -> dict[str, float]:
+    """Known-item figures on a set whose every question has one answer: nDCG@10 over all of
+    them; over those answered by a short text, the share answered first and the share where a
+    long text (LONG_CHUNKS) ranks above the answer; nDCG@10 over those answered by a long one
+    (the control: a lever that merely buries long texts loses there)."""
+    short, long_, values = [], [], []
+    for st in stores:
+        for q in st.queries:
+            ranked = [d for d, _ in fuse(st, q, s)]
+            value = ndcg10(ranked, q.relevant)
+            values.append(value)
+            if any(st.chunks.get(d, 1) >= LONG_CHUNKS for d in q.relevant):
+                long_.append(value)
+                continue
+            answer = min((ranked.index(d) for d in q.relevant if d in ranked), default=len(ranked))
+            above = any(st.chunks.get(d, 1) >= LONG_CHUNKS for d in ranked[:answer])
+            short.append((answer == 0, above))
+    return {
+        "ndcg@10": round(sum(values) / len(values), 4),
+        "short_first": round(sum(f for f, _ in short) / max(1, len(short)), 4),
+        "short_long_above": round(sum(a for _, a in short) / max(1, len(short)), 4),
+        "long_ndcg@10": round(sum(long_) / max(1, len(long_)), 4),
+    }
+
+
+def longtext(work: Path, real: list[str], data: Path = DATA) -> None:
+    """Every long-text lever on the shared sets (nDCG@10, leave one set out for its
+    parameter) and on the real-document sets ``real`` (known-item shape); appended to the
+    record, ``benchmarks/results/levers.md`` and ``levers.json``."""
+    shared_names = {p.name for p in data.iterdir() if p.is_dir()}
+    sets = load(work)
+    shared = {n: v for n, v in sets.items() if n in shared_names}
+    reals = {n: sets[n] for n in real}
+    names = list(shared)
+    base = {n: round(score_set(shared[n], ENGINE), 4) for n in names}
+    base_real = {n: shape(reals[n], ENGINE) for n in reals}
+    families = []
+    lines = [
+        "## long texts and weak agreement (issue 21, item 4)",
+        "",
+        "Baseline: the engine's setting (fts 1, vector 1, recency 0.02, time 1, k 20, fts by "
+        "best chunk, 100 candidates). Real-document sets: known-item licence questions over "
+        "Debian's copyright files and common licences (benchmarks/longtext_set.py); "
+        "figures: nDCG@10 over all questions / over the questions a short text answers, the "
+        f"share answered first / the share with a text of {LONG_CHUNKS}+ chunks ranked above "
+        "the answer (the shape) / nDCG@10 over the control questions a long text answers. A "
+        "value is kept only if it fixes the shape on the real documents (at least halves the "
+        "share with a long text above, while the control loses at most "
+        f"{CONTROL_LOSS}) and loses at most {ALLOWED_LOSS} nDCG@10 on every shared set.",
+        "",
+        "| lever | value | "
+        + " | ".join(names)
+        + " | "
+        + " | ".join(f"{n}: nDCG / short first / long above / long nDCG" for n in reals)
+        + " | verdict |",
+        "|---|---|" + "---|" * (len(names) + len(reals) + 1),
+    ]
+
+    def row(label: str, value: str, figures: dict[str, float], real_figs) -> str:  # type: ignore[no-untyped-def]
+        cells = [f"{figures[n]:.4f}" for n in names]
+        cells += [
+            f"{f['ndcg@10']:.4f} / {f['short_first']:.2f} / {f['short_long_above']:.2f} / "
+            f"{f['long_ndcg@10']:.4f}"
+            for f in real_figs.values()
+        ]
+        cells.append(verdict(figures, base, real_figs, base_real) if value != "-" else "")
+        return f"| {label} | {value} | " + " | ".join(cells) + " |"
+
+    lines.append(row("baseline", "-", base, base_real))
+    for label, trials in LONGTEXT_LEVERS.items():
+        values = [("off", ENGINE), *trials]
+        table = {n: [round(score_set(shared[n], t), 4) for _, t in values] for n in names}
+        real_table = [{n: shape(reals[n], t) for n in reals} for _, t in values]
+        loso = []
+        for held in names:
+            others = [n for n in names if n != held]
+            pick = max(range(len(values)), key=lambda i: sum(table[n][i] for n in others))
+            loso.append(
+                {
+                    "held_out": held,
+                    "chose": values[pick][0],
+                    "ndcg@10": table[held][pick],
+                    "baseline": base[held],
+                }
+            )
+        for i, (value, _) in enumerate(trials, 1):
+            lines.append(row(label, value, {n: table[n][i] for n in names}, real_table[i]))
+        lines.append(
+            f"| {label}: leave one set out | "
+            + ", ".join(f"{x['held_out']} chose {x['chose']}" for x in loso)
+            + " | "
+            + " | ".join(f"{x['ndcg@10']:.4f}" for x in loso)
+            + " |"
+            + " |" * (len(reals) + 1)
+        )
+        families.append(
+            {
+                "lever": label,
+                "values": [
+                    {
+                        "value": value,
+                        **{n: table[n][i] for n in names},
+                        **{f"{n} (real)": real_table[i][n] for n in reals},
+                    }
+                    for i, (value, _) in enumerate(values)
+                ],
+                "loso": loso,
+            }
+        )
+        print(f"{label}: done", file=sys.stderr)
+    record_md = REPO / "benchmarks" / "results" / "levers.md"
+    record_json = REPO / "benchmarks" / "results" / "levers.json"
+    heading = lines[0]
+    text = record_md.read_text(encoding="utf-8")
+    if heading in text:
+        text = text[: text.index(heading)].rstrip() + "\n"
+    record_md.write_text(text + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    record = json.loads(record_json.read_text(encoding="utf-8"))
+    record["longtext"] = {
+        "baseline": {"setting": weights_of(ENGINE), "k": ENGINE.k, **base},
+        "baseline_real": base_real,
+        "long_chunks": LONG_CHUNKS,
+        "levers": families,
+    }
+    record_json.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    merge_into_tuning(families, base, base_real, names)
+    print("\n".join(lines))
+
+
+#: The mark of a long-text lever among the levers of tuning.json (they are replaced on a rerun).
+LONGTEXT_MARK = "long texts: "
+
+
+def merge_into_tuning(
+    families: list[dict], base: dict[str, float], base_real: dict, names: list[str]
+) -> None:
+    """Each long-text lever family, at its best value on the shared sets (the mean nDCG@10),
+    as a dropped lever in tuning.json (the Measured page's "Levers tried"), beside the levers
+    ``report`` wrote. The file's stamp is kept: these levers change no ranking."""
+    from engine.measure.results_schema import LAB, Lever, read_results, write_results
+
+    path = REPO / "benchmarks" / "results" / LAB.name
+    lab = read_results(LAB, path, str(path.relative_to(REPO)))
+    rows = []
+    for family in families:
+        values = family["values"][1:]  # the first is "off"
+        best = max(values, key=lambda v: sum(v[n] for n in names))
+        real = "; ".join(
+            f"{key.removesuffix(' (real)')}: known-item nDCG@10 {best[key]['ndcg@10']} "
+            f"(baseline {base_real[key.removesuffix(' (real)')]['ndcg@10']}), a long text above "
+            f"the short answer in {best[key]['short_long_above']:.0%} of questions (baseline "
+            f"{base_real[key.removesuffix(' (real)')]['short_long_above']:.0%}), long answers "
+            f"{best[key]['long_ndcg@10']} "
+            f"(baseline {base_real[key.removesuffix(' (real)')]['long_ndcg@10']})"
+            for key in best
+            if key.endswith(" (real)")
+        )
+        engine = ", ".join(f"{n} {base[n]}" for n in names)
+        reals = {key.removesuffix(" (real)"): best[key] for key in best if key.endswith(" (real)")}
+        said = verdict({n: best[n] for n in names}, base, reals, base_real)
+        rows.append(
+            Lever(
+                f"{LONGTEXT_MARK}{family['lever']} ({best['value']})",
+                {n: best[n] for n in names},
+                said == "kept",
+                f"{said}; against the engine's setting ({engine}); {real}; "
+                "benchmarks/results/levers.md has every value",
+            )
+        )
+    kept = tuple(lever for lever in lab.levers.levers if not lever.name.startswith(LONGTEXT_MARK))
+    levers = replace(lab.levers, levers=kept + tuple(rows))
+    write_results(replace(lab, levers=levers), path)
+
+
 def weights_of(s: Setting) -> dict[str, float]:
     return {"fts": s.fts, "vector": s.vector, "recency": s.recency, "time": s.time}
 
@@ -752,23 +1103,31 @@ def weights_of(s: Setting) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "command", choices=("extract", "levers", "tune", "abstention", "revector", "report")
+        "command",
+        choices=("extract", "levers", "tune", "abstention", "revector", "report", "longtext"),
     )
     parser.add_argument("--exclude", nargs="*", default=[], help="sets left out of tuning")
     parser.add_argument("--fusion", choices=("rrf", "score", "form"), default="rrf")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "tuning.json")
     parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the shared sets (default: ../shared/data)"
+    )
     parser.add_argument("--only", nargs="*", help="extract only these sets")
     parser.add_argument("--extra", nargs="*", type=Path, default=[], help="more set folders")
+    parser.add_argument(
+        "--real", nargs="*", default=["licences"], help="known-item sets of real documents"
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     commands: dict[str, Callable[[], None]] = {
-        "extract": lambda: extract(args.work, args.only, args.extra),
+        "extract": lambda: extract(args.work, args.only, args.extra, args.data),
         "levers": lambda: levers(args.work),
-        "revector": lambda: revector(args.work, args.only[0], ["text", "prev"]),
+        "revector": lambda: revector(args.work, args.only[0], ["text", "prev"], args.data),
         "abstention": lambda: abstention(args.work),
         "tune": lambda: tune(args.work, args.exclude, args.fusion),
-        "report": lambda: report(args.work, args.out),
+        "report": lambda: report(args.work, args.out, args.data),
+        "longtext": lambda: longtext(args.work, args.real, args.data),
     }
     commands[args.command]()
     return 0

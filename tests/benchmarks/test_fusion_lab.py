@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import fusion_lab as lab
@@ -104,3 +105,95 @@ def test_the_labs_fusion_orders_hits_as_the_fused_sql_statement_does(examples, q
     result = search(store, query, use_vector=False, limit=10, min_similarity=0)
     assert [hit.path for hit in result.hits] == replayed[:10]
     assert result.hits
+
+
+# ------------------------------------------------------------ long texts and weak agreement
+
+
+def test_the_labs_engine_setting_is_the_registrys():
+    """The long-text levers are each measured as a change to ENGINE: it must be the search."""
+    from engine.arms import ARMS
+    from engine.ranking.assemble import RRF_K
+
+    weights = {arm.name: arm.weight for arm in ARMS}
+    assert (lab.ENGINE.fts, lab.ENGINE.vector) == (weights["fts"], weights["vector"])
+    assert (lab.ENGINE.recency, lab.ENGINE.time) == (weights["recency"], weights["time"])
+    assert lab.ENGINE.k == RRF_K
+    assert lab.ENGINE.fts_variant == "chunk"
+
+
+def zlib_and_gpl() -> tuple[lab.StoreRuns, lab.QueryRuns]:
+    """Issue 21's shape: the zlib licence is fts #38 and vector #1, a long GPL text fts #4 and
+    vector #14; fillers take every other place."""
+    fts = [(f"f{n}", -10.0 + n * 0.1) for n in range(1, 60)]
+    fts[3], fts[37] = ("gpl", fts[3][1]), ("zlib", fts[37][1])
+    vector = [(f"v{n}", 0.6 - n * 0.005) for n in range(1, 60)]
+    vector[0], vector[13] = ("zlib", 0.7), ("gpl", vector[13][1])
+    query = lab.QueryRuns("q", "what license covers the zlib code", None, {"zlib": 1})
+    query.arms = {"fts:chunk": fts, "vector": vector}
+    docs = {d for d, _ in fts + vector}
+    moments = dict.fromkeys(docs, "2026-01-01T00:00:00")
+    chunks = dict.fromkeys(docs, 1) | {"gpl": 80, "zlib": 3}
+    return lab.StoreRuns("s", moments, [query], chunks=chunks), query
+
+
+def higher(setting: lab.Setting) -> str:
+    """Which of the two the fusion ranks higher."""
+    store, query = zlib_and_gpl()
+    ranked = [doc for doc, _ in lab.fuse(store, query, setting)]
+    return min(("zlib", "gpl"), key=ranked.index)
+
+
+def test_under_the_engines_fusion_two_middling_agreements_beat_one_strong_match():
+    assert higher(lab.ENGINE) == "gpl"
+
+
+def test_an_arm_that_counts_nothing_past_rank_ten_puts_the_strong_match_first():
+    assert higher(replace(lab.ENGINE, fade_rank=10)) == "zlib"
+
+
+def test_a_length_aware_vector_arm_puts_the_short_licence_first():
+    assert higher(replace(lab.ENGINE, vector_length=0.02)) == "zlib"
+
+
+def test_every_long_text_lever_is_off_by_default():
+    store, query = zlib_and_gpl()
+    plain = replace(lab.ENGINE)
+    assert lab.shaped(store, query.arms | {}, plain) == query.arms
+    assert lab.contribution(1.0, 20, 7, plain) == 1.0 / 27
+
+
+def test_the_power_lever_keeps_a_first_place_and_lowers_the_rest():
+    setting = replace(lab.ENGINE, power=2.0)
+    assert lab.contribution(1.0, 20, 1, setting) == pytest.approx(1.0 / 21)
+    assert lab.contribution(1.0, 20, 5, setting) < 1.0 / 25
+
+
+def test_a_steep_fade_is_continuous_at_its_rank_and_falls_faster_past_it():
+    setting = replace(lab.ENGINE, fade_rank=10, fade="steep")
+    assert lab.contribution(1.0, 20, 10, setting) == pytest.approx(1.0 / 30)
+    assert lab.contribution(1.0, 20, 20, setting) == pytest.approx(1.0 / 40 * 30 / 40)
+
+
+def test_the_vector_floor_drops_memories_below_it_from_the_arm():
+    store, query = zlib_and_gpl()
+    lists = lab.shaped(
+        store, {"vector": query.arms["vector"]}, replace(lab.ENGINE, vector_floor=0.59)
+    )
+    assert [d for d, _ in lists["vector"]] == ["zlib", "v2"]
+
+
+def test_the_shape_counts_a_long_text_above_a_short_answer():
+    store, _ = zlib_and_gpl()
+    figures = lab.shape([store], lab.ENGINE)
+    assert figures["short_long_above"] == 1.0
+    assert figures["short_first"] == 0.0
+
+
+def test_a_lever_is_kept_only_when_it_fixes_the_shape_without_losing_on_a_shared_set():
+    base, real_base = {"a": 0.5}, {"r": {"short_long_above": 0.3, "long_ndcg@10": 0.9}}
+    fixed = {"r": {"short_long_above": 0.1, "long_ndcg@10": 0.9}}
+    assert lab.verdict({"a": 0.499}, base, fixed, real_base) == "kept"
+    assert lab.verdict({"a": 0.49}, base, fixed, real_base).startswith("dropped: loses")
+    buried = {"r": {"short_long_above": 0.1, "long_ndcg@10": 0.7}}
+    assert lab.verdict({"a": 0.5}, base, buried, real_base) == "dropped: shape not fixed"
