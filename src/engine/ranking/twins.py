@@ -146,8 +146,8 @@ def restates(asserting: Candidate, denying: Candidate) -> bool:
     ``asserting``'s, and those cover at least :data:`RESTATING_SHARE` of ``asserting``'s own.
     A clause is deny-only when it holds a denial and under half its words are ``asserting``'s
     ("; nothing more is needed there", "until Flux replaced it")."""
-    title = " ".join(asserting.title.lower().split())
-    if not title or title != " ".join(denying.title.lower().split()):
+    title = title_key(asserting.title)
+    if not title or title != title_key(denying.title):
         return False
     close = similarity(asserting, denying)
     if close is not None and close < RESTATE_MIN_SIMILARITY:
@@ -163,6 +163,11 @@ def restates(asserting: Candidate, denying: Candidate) -> bool:
         return False
     shared = len(said & held)
     return shared >= RESTATED_SHARE * len(said) and shared >= RESTATING_SHARE * len(held)
+
+
+def title_key(title: str) -> str:
+    """A title as :func:`restates` compares it: case and spacing do not count."""
+    return " ".join(title.lower().split())
 
 
 def stems(text: str) -> set[str]:
@@ -206,6 +211,7 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
     window = order[:TWIN_WINDOW]  # the rest keep their places
     counts = [denials(hit.text) for hit in hits[:TWIN_WINDOW]]
     words = [content_words(hit.text) for hit in hits[:TWIN_WINDOW]]
+    titles = [title_key(hit.title) for hit in hits[:TWIN_WINDOW]]
     # Each pass moves one asserting hit above the first twin that denies more; a hit moves
     # at most once (above its highest denying twin), so the passes end.
     changed = True
@@ -216,8 +222,8 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
                 lower = window[lower_position]
                 if lower in moved or counts[lower] >= counts[upper]:
                     continue
-                if twins(hits[upper], hits[lower], (words[upper], words[lower])) or restates(
-                    hits[lower], hits[upper]
+                if twins(hits[upper], hits[lower], (words[upper], words[lower])) or (
+                    titles[lower] == titles[upper] and restates(hits[lower], hits[upper])
                 ):
                     window.insert(position, window.pop(lower_position))
                     moved[lower] = upper
