@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.ranking.twins import TWIN_WINDOW, Candidate, denials, order_twins, twins
+from engine.ranking.twins import (
+    TWIN_WINDOW,
+    Candidate,
+    denials,
+    order_twins,
+    restates,
+    stem,
+    twins,
+)
 
 HOSTED = "The analytics warehouse is hosted in eu-west-1, next to the ingestion cluster."
 NOT_HOSTED = "The analytics warehouse is not hosted in eu-west-1, next to the ingestion cluster."
@@ -67,3 +75,68 @@ def test_only_the_first_hits_are_compared():
     hits = [Candidate(NOT_HOSTED), *filler, Candidate(HOSTED)]
     order, moved = order_twins("which region hosts the warehouse", hits)
     assert (order, moved) == (list(range(len(hits))), {})
+
+
+WEEKLY = "Weekly incident summary"
+WANTS = (
+    "The user wants a weekly summary of open incidents every Monday morning, grouped by "
+    "service and sorted by age."
+)
+UNWANTED = (
+    "The user no longer wants a weekly summary of open incidents on Monday mornings; "
+    "nothing more is needed there."
+)
+
+
+def unit(cosine: float) -> np.ndarray:
+    """A 2-d unit vector at ``cosine`` from (1, 0)."""
+    return np.array([cosine, np.sqrt(1 - cosine**2)], dtype=np.float32)
+
+
+def test_a_twin_that_adds_a_clause_which_only_denies_restates_its_memory():
+    assert restates(Candidate(WANTS, title=WEEKLY), Candidate(UNWANTED, title=WEEKLY))
+
+
+def test_clauses_that_only_deny_are_left_out_of_the_comparison():
+    unwanted = (
+        "The user no longer wants a weekly summary of open incidents. Nothing about incident "
+        "reports is needed from the bot any more."
+    )
+    assert restates(Candidate(WANTS, title=WEEKLY), Candidate(unwanted, title=WEEKLY))
+
+
+def test_only_a_memory_under_the_same_title_restates():
+    assert not restates(Candidate(WANTS, title=WEEKLY), Candidate(UNWANTED, title="Summaries"))
+    assert not restates(Candidate(WANTS), Candidate(UNWANTED))
+
+
+def test_a_memory_under_the_same_title_that_says_something_else_does_not_restate():
+    other = "The on-call rota is not published on the wiki; ask the team lead for it."
+    assert not restates(Candidate(WANTS, title=WEEKLY), Candidate(other, title=WEEKLY))
+
+
+def test_a_sliver_of_a_long_memory_is_no_restatement_of_it():
+    sliver = "No weekly summary."
+    assert not restates(Candidate(WANTS, title=WEEKLY), Candidate(sliver, title=WEEKLY))
+
+
+def test_far_apart_vectors_veto_a_restatement():
+    far = (unit(1.0), unit(0.3))
+    assert not restates(Candidate(WANTS, far[0], WEEKLY), Candidate(UNWANTED, far[1], WEEKLY))
+    near = (unit(1.0), unit(0.69))
+    assert restates(Candidate(WANTS, near[0], WEEKLY), Candidate(UNWANTED, near[1], WEEKLY))
+
+
+def test_a_restating_twin_below_the_similarity_of_twins_still_yields_to_the_memory():
+    hits = [Candidate(UNWANTED, unit(0.69), WEEKLY), Candidate(WANTS, unit(1.0), WEEKLY)]
+    assert not twins(*hits)
+    assert order_twins("does the user want a weekly summary of open incidents", hits) == (
+        [1, 0],
+        {1: 0},
+    )
+
+
+def test_word_forms_meet_at_one_stem():
+    assert stem("mornings") == stem("morning")
+    assert stem("pages") == stem("paging")
+    assert stem("incidents") == stem("incident")

@@ -9,12 +9,23 @@ they share the words and nearly the meaning (the embedding of a sentence barely 
 "not"), so either may come first, and a question that asks for the fact ("which region hosts
 the warehouse") then gets its denial as the answer.
 
-The rule, applied to the hits after fusion: when two hits are twins (their best chunks are at
-least :data:`TWIN_SIMILARITY` alike, by their vectors, or by their words in a store without
-vectors) and one carries more denial markers than the other (negations, "used to", "no
-longer", "replaced", ...; :func:`denials`), while the query itself carries none, the one with
-fewer moves up to just above the other. A query that negates ("which jobs are not
+The rule, applied to the hits after fusion: when two hits are twins (:func:`twins`: their best
+chunks are at least :data:`TWIN_SIMILARITY` alike, by their vectors, or by their words in a
+store without vectors; or :func:`restates`: under the same title, the denying one says again
+what the other says) and one carries more denial markers than the other (negations, "used to",
+"no longer", "replaced", ...; :func:`denials`), while the query itself carries none, the one
+with fewer moves up to just above the other. A query that negates ("which jobs are not
 preempted") asks for the denial, and the fused order stands.
+
+Similarity alone misses a twin that adds a clause of its own: "the user no longer wants a
+weekly summary of open incidents on Monday mornings; nothing more is needed there" sits at
+0.69 from "the user wants a weekly summary of open incidents every Monday morning, grouped by
+service and sorted by age", far below what unrelated abstracts of one topic reach. What makes
+it a twin is what it shares beyond its cue: leave out the denial words and the clauses that
+only deny ("nothing more is needed there"), and every word it has left is the other's.
+:func:`restates` asks exactly that, and only of memories under one title (an edited memory
+keeps its title; two papers or two chat messages rarely share one). On the shared benchmark
+sets it moves no hit: their titles differ, or (MADial's "Activity") the texts do.
 
 It is a reorder among the hits, not a score: the statement's scores and each arm's rank stay
 what they were (``--explain`` shows them), and the hit that moved says above which twin.
@@ -38,6 +49,7 @@ __all__ = [
     "Candidate",
     "denials",
     "order_twins",
+    "restates",
 ]
 
 #: How alike two best chunks must be to count as twins, by their vectors: with this project's
@@ -55,18 +67,36 @@ TWIN_MIN_SIMILARITY = 0.8
 TWIN_WORD_OVERLAP = 0.6
 TWIN_LENGTH_RATIO = 0.5
 
+#: :func:`restates`: the share of the denying memory's words (its cue and its deny-only clauses
+#: left out) that the asserting one must hold, and the share of the asserting one's words the
+#: denying one must hold (a one-line "no staging deploys" under a long page's title restates
+#: a sliver of it, not the page). The gate's twins that only this test catches (at
+#: similarity 0.69 to 0.84) reach 0.78 to 1.0 and 0.40 to 0.79.
+RESTATED_SHARE = 0.75
+RESTATING_SHARE = 0.4
+#: Below this similarity of their best chunks (when both have vectors), not even a memory
+#: under the same title restates another: the words agree by chance.
+RESTATE_MIN_SIMILARITY = 0.6
+
 #: Only the first this many hits are compared (pairwise, so the cost grows with the square):
 #: a twin that matters is one an agent or a person reads, near the top.
 TWIN_WINDOW = 50
 
-#: Words and phrases that deny or retire what a sentence says.
+#: Words and phrases that deny or retire what a sentence says (a phrase before the word it
+#: starts with, so "no longer" is matched whole: counted once, and left out whole by stems).
 _DENIAL = re.compile(
-    r"\b(?:not|no|never|none|nothing|nobody|neither|nor|cannot|no\s+longer|any\s?more|"
+    r"\b(?:no\s+longer|not|no|never|none|nothing|nobody|neither|nor|cannot|any\s?more|"
     r"used\s+to|formerly|previously|replaced|retired|deprecated|superseded|obsolete|"
     r"\w+n['\u2019]t)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+")
+#: Where a clause ends: punctuation, or a conjunction that starts a clause of its own ("not a
+#: cron job but a queue worker", "was kept in Prometheus, before Thanos replaced it").
+_CLAUSE = re.compile(
+    r"[.;:!?,()\[\]\n]+|\s(?:but|before|until|and|since|because|while|though|although)\s",
+    re.IGNORECASE,
+)
 
 
 def denials(text: str) -> int:
@@ -76,21 +106,20 @@ def denials(text: str) -> int:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A hit as the rule sees it: its best chunk's text and vector (None without one)."""
+    """A hit as the rule sees it: its best chunk's text and vector (None without one), and
+    its memory's title."""
 
     text: str
     vector: np.ndarray | None = None
+    title: str = ""
 
 
-def twins(
-    a: Candidate, b: Candidate, words: tuple[set[str], set[str]] | None = None
-) -> bool:
+def twins(a: Candidate, b: Candidate, words: tuple[set[str], set[str]] | None = None) -> bool:
     """Whether two hits' best chunks say nearly the same thing: close in meaning, or in
     meaning and words together (``words``: their :func:`content_words`, when the caller has
     them already). Without vectors, the words alone decide."""
-    close = None
-    if a.vector is not None and b.vector is not None and a.vector.shape == b.vector.shape:
-        close = float(a.vector @ b.vector)
+    close = similarity(a, b)
+    if close is not None:
         if close >= TWIN_SIMILARITY:
             return True
         if close < TWIN_MIN_SIMILARITY:
@@ -100,6 +129,66 @@ def twins(
     if not small or small < large * TWIN_LENGTH_RATIO:
         return False
     return len(words_a & words_b) / small >= TWIN_WORD_OVERLAP
+
+
+def similarity(a: Candidate, b: Candidate) -> float | None:
+    """The cosine of two hits' best chunks (their vectors are unit length), or None when one
+    has no vector or the two come from different models."""
+    if a.vector is None or b.vector is None or a.vector.shape != b.vector.shape:
+        return None
+    return float(a.vector @ b.vector)
+
+
+def restates(asserting: Candidate, denying: Candidate) -> bool:
+    """Whether ``denying``, a memory under the same title as ``asserting``, says again what
+    ``asserting`` says, with a denial or a retirement added: at least :data:`RESTATED_SHARE`
+    of its stemmed words, its denial words and its deny-only clauses left out, are
+    ``asserting``'s, and those cover at least :data:`RESTATING_SHARE` of ``asserting``'s own.
+    A clause is deny-only when it holds a denial and under half its words are ``asserting``'s
+    ("; nothing more is needed there", "until Flux replaced it")."""
+    title = title_key(asserting.title)
+    if not title or title != title_key(denying.title):
+        return False
+    close = similarity(asserting, denying)
+    if close is not None and close < RESTATE_MIN_SIMILARITY:
+        return False
+    held = stems(asserting.text)
+    said: set[str] = set()
+    for clause in _CLAUSE.split(denying.text):
+        words = stems(clause)
+        if _DENIAL.search(clause) and len(words & held) * 2 < len(words):
+            continue
+        said |= words
+    if not said or not held:
+        return False
+    shared = len(said & held)
+    return shared >= RESTATED_SHARE * len(said) and shared >= RESTATING_SHARE * len(held)
+
+
+def title_key(title: str) -> str:
+    """A title as :func:`restates` compares it: case and spacing do not count."""
+    return " ".join(title.lower().split())
+
+
+def stems(text: str) -> set[str]:
+    """:func:`content_words` without the denials' words ("no longer", "used to", "doesn't"),
+    cut to a rough stem ("mornings" and "morning", "paging" and "pages" agree): a restatement
+    seldom keeps every word's form."""
+    return {stem(word) for word in content_words(_DENIAL.sub(" ", text))}
+
+
+def stem(word: str) -> str:
+    """A plural's, then an -ing's or -ed's ending, then a final e, taken off a word of more
+    than three letters: cruder than Porter's stemmer, but only ever compared with itself."""
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        word = word[:-1]
+    for ending in ("ing", "ed"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[: -len(ending)]
+            break
+    return word.rstrip("e") if len(word) > 3 else word
 
 
 def content_words(text: str) -> set[str]:
@@ -122,6 +211,7 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
     window = order[:TWIN_WINDOW]  # the rest keep their places
     counts = [denials(hit.text) for hit in hits[:TWIN_WINDOW]]
     words = [content_words(hit.text) for hit in hits[:TWIN_WINDOW]]
+    titles = [title_key(hit.title) for hit in hits[:TWIN_WINDOW]]
     # Each pass moves one asserting hit above the first twin that denies more; a hit moves
     # at most once (above its highest denying twin), so the passes end.
     changed = True
@@ -132,7 +222,9 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
                 lower = window[lower_position]
                 if lower in moved or counts[lower] >= counts[upper]:
                     continue
-                if twins(hits[upper], hits[lower], (words[upper], words[lower])):
+                if twins(hits[upper], hits[lower], (words[upper], words[lower])) or (
+                    titles[lower] == titles[upper] and restates(hits[lower], hits[upper])
+                ):
                     window.insert(position, window.pop(lower_position))
                     moved[lower] = upper
                     changed = True
