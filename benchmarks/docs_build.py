@@ -133,9 +133,12 @@ def build_command(site: Site, site_dir: Path, way: str, docs_with_pages: Path) -
 
 
 def environment(src: Path | None) -> dict[str, str]:
-    """The builds' environment: MkDocs' notice about its 2.0 off; with ``src``, that folder's
+    """The builds' environment: MkDocs' notice about its 2.0 off; bytecode written (a shell
+    with PYTHONDONTWRITEBYTECODE set would have every build compile the project's modules from
+    source, which no ``mkdocs build`` after the first does); with ``src``, that folder's
     packages (another commit's plugin and engine) ahead of the installed ones."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     return env
