@@ -9,7 +9,8 @@ in this process (a rebuild of ``mkdocs serve`` after a docs page was saved) and 
 the plugin's private cache folder (Jinja's, see :func:`arms_doc.render.template_cache`) for
 the next build, under a key made of:
 
-- the options (:class:`~arms_doc.pages.Sources`) and the Python version;
+- the options (:class:`~arms_doc.pages.Sources`), the Python version, Jinja's and
+  Python-Markdown's;
 - the registry's and every results file's content, and which results files exist;
 - what git says of the registry (the commit, whether the file differs from it), asked on
   every build;
@@ -76,9 +77,14 @@ def pages_key(options: str, registry: Path, results: Path, git: object, code: li
 def key_parts(
     options: str, registry: Path, results: Path, git: object, code: list[Path]
 ) -> Iterator[str]:
+    import jinja2
+    import markdown
+
     yield FORMAT
     yield options
     yield sys.version
+    # The templates' engine, and the slugs of the page's anchors (Python-Markdown's toc).
+    yield f"jinja2 {jinja2.__version__} markdown {markdown.__version__}"
     yield repr(git)
     yield content(registry)
     if results.is_dir():
