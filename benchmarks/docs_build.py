@@ -267,10 +267,14 @@ def measure_site(site: Site, scratch: Path, rounds: int, src: Path | None) -> Si
 
 
 def phase_run(site: Site, site_dir: Path) -> dict[str, dict[str, float]]:
+    """One process's timings, with nothing remembered from earlier builds (an empty temporary
+    directory of its own): its first build does every step; its second reuses the pages the
+    first left in the process, as a rebuild of ``mkdocs serve`` does."""
     command = [sys.executable, str(BUILD_SITE), str(site.config), str(site_dir), "--phases"]
     for page in GENERATED:
         command += ["--drop-page", page]
-    done = run(command, None, f"the {site.name} site's timed builds")
+    with tempfile.TemporaryDirectory(prefix="memsift-docs-phases-") as empty:
+        done = run(command, None, f"the {site.name} site's timed builds", Path(empty))
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 

@@ -7,8 +7,9 @@ findings, any results file measured with another ranking than the registry's (st
 tuning record the registry does not hold as warnings (so ``--strict`` fails on them) and adds
 both generated pages; ``on_page_context`` hands Material's search plugin the generated pages'
 code without the highlighter's markup (:mod:`arms_doc.search_view`); ``on_serve`` watches the
-registry and the results folder so ``mkdocs serve`` re-renders the pages when they change. A registry or a results file that cannot be read, or a
-registry whose SQL SQLite refuses to prepare (:mod:`arms_doc.prepare`), stops the build with a
+registry and the results folder so ``mkdocs serve`` re-renders the pages when they change. A
+registry or a results file that cannot be read, or a registry whose SQL SQLite refuses to
+prepare (:mod:`arms_doc.prepare`), stops the build with a
 :class:`~mkdocs.exceptions.PluginError` naming its file and line.
 """
 
