@@ -8,14 +8,18 @@ where the plugin's own time goes.
 Two sites: this project's own (``mkdocs.yml``: the Material theme, search, the generated CLI
 reference, about fifteen pages), and the smallest a new user has (``mkdocs new``'s one page, the
 default theme, search, the plugin reading this project's registry and results). Each is built
-three ways: with the plugin; without it (the same config, the plugin and its two pages left
-out); and with the two pages it generated written as files into a copy of the docs folder and
-the plugin left out (what a site that commits ``memsift docs write``'s pages builds). Every
-round builds all three, in an order rotated each round, after one untimed build of each; a
-build is a new Python process (``build_site.py``), so the imports are in it, as they are in
-``mkdocs build``. The figures are the medians over the rounds of with ÷ without and with ÷
-files, wall-clock and CPU (the process's and its children's): the first is what the plugin and
-its pages cost, the second what the plugin costs beyond its pages' own weight. Then three
+four ways: with the plugin; without it (the same config, the plugin and its two pages left
+out); with the two pages it generated written as files into a copy of the docs folder and
+the plugin left out (what a site that commits ``memsift docs write``'s pages builds); and with
+the plugin remembering nothing from earlier builds (a temporary directory of its own, empty:
+no remembered pages or verdicts, no compiled templates). Every round builds all four, in an
+order rotated each round, after one untimed build of each (which leaves the bytecode, and
+the plugin's cache in the run's own temporary directory); a build is a new Python process
+(``build_site.py``), so the imports are in it, as they are in ``mkdocs build``. The figures
+are the medians over the rounds of with ÷ without, with ÷ files and cold ÷ without,
+wall-clock and CPU (the process's and its children's): the first is what the plugin and its
+pages cost, the second what the plugin costs beyond its pages' own weight, the third what a
+first build costs. Then three
 processes time each of the plugin's steps on the project's site (``build_site.py --phases``).
 The file is ``engine.measure.results_schema.DocsBuildResults``; the Measured page shows it.
 """
@@ -61,8 +65,10 @@ DEFAULT_OUT = HERE / "results" / DOCS_BUILD.name
 #: Issue 23: a build with the plugin costs at most this many times one without (this
 #: project's site, median of the rounds).
 TARGET_RATIO = 1.15
-#: The ways a site is built, in the order of a round's first build.
-WAYS = ("with", "without", "files")
+#: The ways a site is built, in the order of a round's first build: "cold" is with the plugin
+#: and nothing it remembers across builds (its cache folder, Jinja's, in a new empty temporary
+#: directory for that build: what a fresh checkout's first build, or CI, pays).
+WAYS = ("with", "without", "files", "cold")
 #: The plugin's generated pages, as both sites place them (its defaults).
 GENERATED = ("reference/rrf-arms.md", "reference/measured.md")
 
@@ -132,18 +138,26 @@ def build_command(site: Site, site_dir: Path, way: str, docs_with_pages: Path) -
     return command
 
 
-def environment(src: Path | None) -> dict[str, str]:
-    """The builds' environment: MkDocs' notice about its 2.0 off; with ``src``, that folder's
-    packages (another commit's plugin and engine) ahead of the installed ones."""
+def environment(src: Path | None, temp: Path | None = None) -> dict[str, str]:
+    """The builds' environment: MkDocs' notice about its 2.0 off; bytecode written (a shell
+    with PYTHONDONTWRITEBYTECODE set would have every build compile the project's modules from
+    source, which no ``mkdocs build`` after the first does); with ``src``, that folder's
+    packages (another commit's plugin and engine) ahead of the installed ones; with ``temp``,
+    that folder as the temporary directory (where the plugin's caches live)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if temp is not None:
+        env["TMPDIR"] = str(temp)
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     return env
 
 
-def run(command: list[str], src: Path | None, what: str) -> subprocess.CompletedProcess[str]:
+def run(
+    command: list[str], src: Path | None, what: str, temp: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        command, capture_output=True, text=True, env=environment(src), check=False
+        command, capture_output=True, text=True, env=environment(src, temp), check=False
     )
     if done.returncode != 0:
         raise SystemExit(f"{what} failed:\n{done.stderr}")
@@ -164,14 +178,20 @@ def pages_as_files(site: Site, folder: Path, src: Path | None) -> Path:
 
 
 def timed_build(
-    site: Site, site_dir: Path, way: str, docs: Path, src: Path | None
+    site: Site, site_dir: Path, way: str, docs: Path, src: Path | None, warm: Path
 ) -> tuple[float, float]:
-    """Wall and CPU seconds of one build in a new process (its children, git, included)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    run(build_command(site, site_dir, way, docs), src, f"the {site.name} site's build ({way})")
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Wall and CPU seconds of one build in a new process (its children, git, included), with
+    ``warm`` as its temporary directory (where the plugin remembers what it may across builds,
+    kept for the whole run); a cold one in a temporary directory of its own, empty, removed
+    afterwards."""
+    with tempfile.TemporaryDirectory(prefix="memsift-docs-cold-") as empty:
+        temp = Path(empty) if way == "cold" else warm
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        command = build_command(site, site_dir, way, docs)
+        run(command, src, f"the {site.name} site's build ({way})", temp)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
 
@@ -207,14 +227,19 @@ def measure_site(site: Site, scratch: Path, rounds: int, src: Path | None) -> Si
     """``rounds`` rounds of one build each way, the order rotated every round."""
     site_dir = scratch / f"{site.name}-site"
     docs = pages_as_files(site, scratch / f"{site.name}-files", src)
+    # The run's own temporary directory: no other process's build evicts what the plugin keeps.
+    warm = scratch / f"{site.name}-tmp"
+    warm.mkdir()
     times: dict[str, tuple[list[float], list[float]]] = {way: ([], []) for way in WAYS}
-    for way in WAYS:  # untimed: bytecode written, files in the page cache, templates compiled
-        timed_build(site, site_dir, way, docs, src)
+    # Untimed: bytecode written, files in the page cache, templates compiled and the pages
+    # remembered (in ``warm``; never for "cold").
+    for way in WAYS:
+        timed_build(site, site_dir, way, docs, src, warm)
     before = load_average()
     for turn in range(rounds):
         order = WAYS[turn % len(WAYS) :] + WAYS[: turn % len(WAYS)]
         for way in order:
-            wall, cpu = timed_build(site, site_dir, way, docs, src)
+            wall, cpu = timed_build(site, site_dir, way, docs, src, warm)
             times[way][0].append(wall)
             times[way][1].append(cpu)
         log(
@@ -232,6 +257,8 @@ def measure_site(site: Site, scratch: Path, rounds: int, src: Path | None) -> Si
         pages_as_files=built["files"],
         versus_without=compare(built["with"], built["without"]),
         versus_files=compare(built["with"], built["files"]),
+        with_plugin_cold=built["cold"],
+        cold_versus_without=compare(built["cold"], built["without"]),
         load_average=LoadWindow(before=tuple(before), after=tuple(after)),
     )
 
@@ -240,10 +267,14 @@ def measure_site(site: Site, scratch: Path, rounds: int, src: Path | None) -> Si
 
 
 def phase_run(site: Site, site_dir: Path) -> dict[str, dict[str, float]]:
+    """One process's timings, with nothing remembered from earlier builds (an empty temporary
+    directory of its own): its first build does every step; its second reuses the pages the
+    first left in the process, as a rebuild of ``mkdocs serve`` does."""
     command = [sys.executable, str(BUILD_SITE), str(site.config), str(site_dir), "--phases"]
     for page in GENERATED:
         command += ["--drop-page", page]
-    done = run(command, None, f"the {site.name} site's timed builds")
+    with tempfile.TemporaryDirectory(prefix="memsift-docs-phases-") as empty:
+        done = run(command, None, f"the {site.name} site's timed builds", Path(empty))
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
@@ -284,12 +315,18 @@ def targets(sites: tuple[SiteBuilds, ...]) -> tuple[Target, ...]:
         return ()
     goal = f"<= {TARGET_RATIO}"
     found = []
-    for against, comparison in (
-        ("without the plugin", project.versus_without),
-        ("with its pages as files", project.versus_files),
+    cold = project.cold_versus_without
+    for label, against, comparison in (
+        ("with the plugin", "without the plugin", project.versus_without),
+        ("with the plugin", "with its pages as files", project.versus_files),
+        *(
+            [("with the plugin, nothing remembered", "without the plugin", cold)]
+            if cold is not None
+            else []
+        ),
     ):
         for clock, ratio in (("wall", comparison.wall_ratio), ("CPU", comparison.cpu_ratio)):
-            name = f"project site: with the plugin ÷ {against}, {clock}"
+            name = f"project site: {label} ÷ {against}, {clock}"
             found.append(Target(name, goal, ratio, ratio <= TARGET_RATIO))
     return tuple(found)
 

@@ -6,18 +6,20 @@ calls :func:`generate_page`, logs the findings and adds the file.
 
 from __future__ import annotations
 
+import os
+import posixpath
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from arms_doc.checks import Finding, quality_findings
 from arms_doc.prepare import check_statements
-from arms_doc.provenance import GitInfo, git_info, line_link
+from arms_doc.provenance import GitInfo, file_link, git_info, line_link
 from arms_doc.reader import ArmEntry, Registry, read_registry
-from arms_doc.render import render_page
-from arms_doc.roles import roles_to_code
+from arms_doc.render import render_page, slug
+from arms_doc.roles import Reporter, Resolver, roles_to_markdown
 from arms_doc.statements import InDialect, Statement, Statements, assemble_statements
 from engine.ranking.arm_rules import dialect_sql
 from engine.ranking.contract import DIALECTS, FIRST_SCOPE_PARAM, INPUTS, PARAMS, Dialect
@@ -90,51 +92,88 @@ def page_from_registry(
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     check_statements(registry)
-    context = page_context(
-        registry, statements, git_info(path), link_template, tabs=tabs, written=written
-    )
+    git = git_info(path)
+    context = page_context(registry, statements, git, link_template, tabs=tabs, written=written)
     if measuring:
         # Only a site with benchmark results reads them: the results schema is imported then.
         from arms_doc.measured import buys_context
 
-        context["buys"] = buys_context(
-            results, [arm.name for arm in registry.arms], measured_link
-        )
+        context["buys"] = buys_context(results, [arm.name for arm in registry.arms], measured_link)
     else:
         context["buys"] = {"enabled": False}
-    findings += render_roles(context, registry, path)
+    resolve = role_resolver(registry, path, git, link_template, written=written)
+    findings += render_roles(context, registry, path, resolve)
     return GeneratedPage(render_page(context), registry, findings)
 
 
-def render_roles(context: dict[str, object], registry: Registry, path: Path) -> list[Finding]:
-    """The docstring's and every arm's prose's Sphinx roles as code (:mod:`arms_doc.roles`);
-    a finding, at its line of the registry, for each role the plugin does not know."""
+def render_roles(
+    context: dict[str, object], registry: Registry, path: Path, resolve: Resolver
+) -> list[Finding]:
+    """The docstring's and every arm's and signal's prose's Sphinx roles as code, linked where
+    ``resolve`` finds the target (:mod:`arms_doc.roles`); a finding, at its line of the
+    registry, for each role the plugin does not know or cannot resolve."""
     found: list[Finding] = []
 
-    def at(first_line: int) -> Callable[[int, str], None]:
-        def report(offset: int, role: str) -> None:
-            found.append(
-                Finding(
-                    first_line + offset,
-                    f"the role {role} is not one the page can render (it shows as code); "
-                    "use :mod:, :func:, :class:, :data:, :attr: or :meth:, or plain `code`",
-                )
-            )
+    def at(first_line: int) -> Reporter:
+        def report(offset: int, message: str) -> None:
+            found.append(Finding(first_line + offset, message))
 
         return report
 
     docstring = str(context["docstring"])
     if docstring:
-        context["docstring"] = roles_to_code(docstring, at(docstring_line(path, docstring)))
+        context["docstring"] = roles_to_markdown(
+            docstring, resolve, at(docstring_line(path, docstring))
+        )
     arms: list[dict[str, object]] = context["arms"]  # type: ignore[assignment]
     for entry, arm in zip(arms, registry.arms, strict=True):
         start = arm.field_lines.get("prose", arm.start_line)
         start += len(arm.raw_prose) - len(arm.raw_prose.lstrip("\n")) if arm.raw_prose else 0
-        entry["prose"] = roles_to_code(str(entry["prose"]), at(start))
+        entry["prose"] = roles_to_markdown(str(entry["prose"]), resolve, at(start))
     signals: list[dict[str, object]] = context["authority"]  # type: ignore[assignment]
     for entry, signal in zip(signals, registry.authority, strict=True):
-        entry["prose"] = roles_to_code(str(entry["prose"]), at(signal.start_line))
+        entry["prose"] = roles_to_markdown(str(entry["prose"]), resolve, at(signal.start_line))
     return found
+
+
+def role_resolver(
+    registry: Registry,
+    path: Path,
+    git: GitInfo | None,
+    link_template: str | None,
+    *,
+    written: bool = False,
+) -> Resolver:
+    """Where a role's target leads: an arm's or authority signal's section on this page, else
+    its module's file or its definition's lines in the registry's source tree
+    (:mod:`arms_doc.targets`), through the same links as the arms' lines (the commit built,
+    ``HEAD`` for a written page); ``""`` for a source file on a site with no link template."""
+    from arms_doc.targets import SourceTree, source_root
+
+    sections = {arm.name: f"#{slug(arm.name)}" for arm in registry.arms}
+    for signal in registry.authority:
+        sections.setdefault(signal.name, f"#{slug(signal.label)}")
+    tree = SourceTree(source_root(path), path)
+    # The registry's path in links, and the folder other files' paths are taken from.
+    base = PurePosixPath(git.path if git else registry.file).parent
+    commit = git.commit if git and not written else None
+
+    def resolve(target: str) -> str | None:
+        if target in sections:
+            return sections[target]
+        found = tree.find(target)
+        if found is None:
+            return None
+        if not link_template:
+            return ""
+        relative = Path(os.path.relpath(found.file, path.resolve().parent)).as_posix()
+        shown = posixpath.normpath((base / relative).as_posix())
+        if found.start is None:
+            return file_link(link_template, commit=commit, path=shown)
+        end = found.end or found.start
+        return line_link(link_template, commit=commit, path=shown, start=found.start, end=end)
+
+    return resolve
 
 
 def docstring_line(path: Path, docstring: str) -> int:

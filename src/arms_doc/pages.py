@@ -21,6 +21,7 @@ from arms_doc.reader import Registry, RegistryError, read_registry
 
 if TYPE_CHECKING:
     from arms_doc.measured import Results
+    from arms_doc.remembered import Stored
 
 # The options' defaults, shared by the plugin's config and ``memsift docs``.
 DEFAULT_REGISTRY = "src/engine/arms.py"
@@ -127,13 +128,34 @@ class Pages:
 
 def render_pages(sources: Sources) -> Pages:
     """Read the registry and the results, check them, render both pages; one of
-    :func:`read_errors` for sources that cannot be read."""
+    :func:`read_errors` for sources that cannot be read. Pages rendered from the same sources
+    before are not rendered again (:mod:`arms_doc.remembered`)."""
+    from arms_doc.provenance import git_info
+    from arms_doc.remembered import code_folders, pages_key, recall_or_render
+    from arms_doc.targets import source_root
+
+    display = sources.shown(sources.registry)
+    # Read on every build: a registry that cannot be read stops it the same way each time.
+    registry = read_registry(sources.registry, sources.variable, display=display)
+    key = pages_key(
+        repr(sources),
+        sources.registry,
+        sources.results,
+        git_info(sources.registry),
+        code_folders(source_root(sources.registry)),
+    )
+    stored = recall_or_render(key, lambda: fresh_pages(sources, registry))
+    return Pages(stored.arms, stored.measured, registry, stored.warnings, stored.notes)
+
+
+def fresh_pages(sources: Sources, registry: Registry) -> Stored:
+    """Both pages rendered from their sources, with what to tell."""
     # Imported here, not with the module: MkDocs imports every plugin a config lists before
     # it knows what it will do, and only the pages need the engine and the templates.
     from arms_doc.page import page_from_registry
+    from arms_doc.remembered import Stored
 
     display = sources.shown(sources.registry)
-    registry = read_registry(sources.registry, sources.variable, display=display)
     warnings: list[str] = []
     notes: list[str] = []
     results = read_results(sources, registry, warnings, notes) if sources.measuring else None
@@ -166,7 +188,7 @@ def render_pages(sources: Sources) -> Pages:
                 written=sources.written,
             )
         )
-    return Pages(generated.markdown, measured, generated.registry, tuple(warnings), tuple(notes))
+    return Stored(generated.markdown, measured, tuple(warnings), tuple(notes))
 
 
 def read_results(

@@ -5,9 +5,11 @@ way for the plugin and for ``memsift docs write``.
 ``on_files`` reads the registry and the benchmark results, logs the registry's quality
 findings, any results file measured with another ranking than the registry's (stale) and any
 tuning record the registry does not hold as warnings (so ``--strict`` fails on them) and adds
-both generated pages; ``on_serve`` watches the registry and the results folder so ``mkdocs serve``
-re-renders the pages when they change. A registry or a results file that cannot be read, or a
-registry whose SQL SQLite refuses to prepare (:mod:`arms_doc.prepare`), stops the build with a
+both generated pages; ``on_page_context`` hands Material's search plugin the generated pages'
+code without the highlighter's markup (:mod:`arms_doc.search_view`); ``on_serve`` watches the
+registry and the results folder so ``mkdocs serve`` re-renders the pages when they change. A
+registry or a results file that cannot be read, or a registry whose SQL SQLite refuses to
+prepare (:mod:`arms_doc.prepare`), stops the build with a
 :class:`~mkdocs.exceptions.PluginError` naming its file and line.
 """
 
@@ -21,8 +23,9 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
 
 from arms_doc.pages import (
     DEFAULT_MEASURED_PAGE,
@@ -37,6 +40,7 @@ from arms_doc.pages import (
     render_pages,
 )
 from arms_doc.provenance import link_template
+from arms_doc.search_view import can_swap, indexes_the_same, plain_code
 from arms_doc.written import is_written
 
 # Named like the entry point, so warnings read "arms-doc: ..." as the errors do; the logger
@@ -98,6 +102,14 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         self.measured_markdown: str | None = None
         #: ``measured_page: null`` in mkdocs.yml: no Measured page.
         self.measured_off = False
+        #: The site's search plugin indexes a page the same without a highlighter's markup
+        #: (:mod:`arms_doc.search_view`).
+        self.plain_search = False
+        #: The generated pages' paths in this build.
+        self.generated: set[str] = set()
+        #: A generated page's highlighted HTML while the search plugin reads the plain one:
+        #: (highlighted, plain) by the page's path.
+        self.swapped: dict[str, tuple[str, str]] = {}
 
     def load_config(
         self, options: dict[str, Any], config_file_path: str | None = None
@@ -127,6 +139,7 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         self.config.page = self.sources.page
         if self.sources.measured_page is not None:
             self.config.measured_page = self.sources.measured_page
+        self.plain_search = indexes_the_same(config.plugins.values())
         return config
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
@@ -156,10 +169,43 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
             file.edit_uri = None
         files.append(file)
         self.measured_markdown = pages.measured
+        self.generated = {sources.page}
         if pages.measured is not None and sources.measured_path is not None:
             # No edit link: the page's sources are result files that only the benchmarks write.
             files.append(File.generated(config, sources.measured_path, content=pages.measured))
+            self.generated.add(sources.measured_path)
         return files
+
+    @event_priority(100)  # before the search plugin indexes the page
+    def _search_reads_plain_code(
+        self, context: Any, /, *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> Any:
+        html = page.content
+        if self.plain_search and page.file.src_uri in self.generated and html and can_swap(html):
+            plain = plain_code(html)
+            self.swapped[page.file.src_uri] = (html, plain)
+            page.content = plain
+        return context
+
+    @event_priority(-100)  # after it, before the theme renders the page
+    def _page_shows_highlighted_code(
+        self, context: Any, /, *, page: Page, config: MkDocsConfig, nav: Any
+    ) -> Any:
+        swapped = self.swapped.pop(page.file.src_uri, None)
+        if swapped is not None:
+            highlighted, plain = swapped
+            if page.content == plain:  # no plugin changed it meanwhile
+                page.content = highlighted
+            else:
+                log.info(
+                    f"{page.file.src_uri}: another plugin changed the page while the search "
+                    "plugin read it without code highlighting; its code shows unhighlighted"
+                )
+        return context
+
+    #: The search plugin indexes the generated pages without the code blocks' highlighting
+    #: markup (:mod:`arms_doc.search_view`); the theme renders them highlighted.
+    on_page_context = CombinedEvent(_search_reads_plain_code, _page_shows_highlighted_code)
 
     @staticmethod
     def render(sources: Sources) -> Pages:

@@ -11,7 +11,8 @@ number past the scope's) stops the build, naming the arm and its line.
 
 Only the first statement of a string is ever prepared, and nothing is ever stepped; the
 engine's SQLite backend does the preparing (:mod:`engine.sqlite.prepare`), so the plugin never
-imports the driver and only judges what SQLite answered.
+imports the driver and only judges what SQLite answered. A registry whose statements all
+prepared on the same SQLite and schema before is not prepared again (:mod:`arms_doc.verdicts`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arms_doc.reader import ArmEntry, Registry, RegistryError
@@ -62,14 +64,45 @@ class Problem:
 
 def check_statements(registry: Registry) -> None:
     """Prepare every statement the registry's arms can make; RegistryError on the first one
-    SQLite or the engine's binding would refuse, at the line of the arm that breaks it."""
+    SQLite or the engine's binding would refuse, at the line of the arm that breaks it.
+
+    A registry whose statements all prepared before, on the same SQLite and schema, is not
+    prepared again (:mod:`arms_doc.verdicts`)."""
+    from arms_doc.verdicts import passed_before, remember_passed, verdict_key
+
+    entries = {entry.name: entry for entry in registry.arms}
+    rule_errors(registry)
+    planned = planned_statements(registry)
+    with empty_index() as index:
+        key = verdict_key(verdict_parts(index, planned))
+        if passed_before(key):
+            return
+        for combination, label, sql, bound in planned:
+            problem = statement_problem(index, sql, bound)
+            if problem is not None:
+                # Smaller combinations passed, so the last arm added is the one that breaks.
+                culprit = entries[combination[-1].name]
+                others = [arm.name for arm in combination[:-1]]
+                raise RegistryError(
+                    registry.file,
+                    problem_line(culprit, problem),
+                    blame(culprit.name, others, label, problem),
+                )
+    remember_passed(key)
+
+
+#: A statement to prepare: the arms it was assembled from, which search it is, its SQL, and
+#: the highest placeholder number that search binds.
+Planned = tuple[list["Arm"], str, str, int]
+
+
+def planned_statements(registry: Registry) -> list[Planned]:
+    """Every statement a search can assemble from the registry's arms, smallest combinations
+    first, each with the default scope and with every scope option."""
     from engine.ranking.assemble import AssemblyError, assemble
     from engine.ranking.contract import Available
     from engine.ranking.scope import ScopeSpec, build_scope
 
-    arms = engine_arms(registry)
-    entries = {entry.name: entry for entry in registry.arms}
-    rule_errors(registry)
     every_option = ScopeSpec(
         kinds=("semantic", "episodic"),
         tags=("infra",),
@@ -81,27 +114,32 @@ def check_statements(registry: Registry) -> None:
         ("a search without scope options", build_scope(ScopeSpec())),
         ("a search with every scope option", build_scope(every_option)),
     )
-    with empty_index() as index:
-        for combination in combinations(arms):
-            # An arm weighted 0 in the registry can be weighted back in by a store's config.
-            weights = {arm.name: 1.0 for arm in combination if arm.weight == 0}
-            for label, scope in scopes:
-                try:
-                    sql = assemble(Available(), scope.sql, arms=combination, weights=weights).sql
-                except AssemblyError as exc:
-                    raise RegistryError(
-                        registry.file, registry.line, f"cannot assemble: {exc}"
-                    ) from None
-                problem = statement_problem(index, sql, ENGINE_PLACEHOLDERS + len(scope.values))
-                if problem is not None:
-                    # Smaller combinations passed, so the last arm added is the one that breaks.
-                    culprit = entries[combination[-1].name]
-                    others = [arm.name for arm in combination[:-1]]
-                    raise RegistryError(
-                        registry.file,
-                        problem_line(culprit, problem),
-                        blame(culprit.name, others, label, problem),
-                    )
+    planned: list[Planned] = []
+    for combination in combinations(engine_arms(registry)):
+        # An arm weighted 0 in the registry can be weighted back in by a store's config.
+        weights = {arm.name: 1.0 for arm in combination if arm.weight == 0}
+        for label, scope in scopes:
+            try:
+                sql = assemble(Available(), scope.sql, arms=combination, weights=weights).sql
+            except AssemblyError as exc:
+                raise RegistryError(
+                    registry.file, registry.line, f"cannot assemble: {exc}"
+                ) from None
+            planned.append((combination, label, sql, ENGINE_PLACEHOLDERS + len(scope.values)))
+    return planned
+
+
+def verdict_parts(index: EmptyIndex, planned: Sequence[Planned]) -> Iterator[str]:
+    """Everything the verdict on ``planned`` depends on: the rules that judge SQLite's answer
+    (this module's and the engine's preparing code), the index's SQLite and schema, and each
+    statement with the placeholders its search binds."""
+    import engine.sqlite.prepare
+
+    for module in (__file__, engine.sqlite.prepare.__file__):
+        yield Path(module).read_text(encoding="utf-8")
+    yield index.identity()
+    for _, _, sql, bound in planned:
+        yield f"{bound}\n{sql}"
 
 
 def rule_errors(registry: Registry) -> None:

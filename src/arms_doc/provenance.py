@@ -88,3 +88,11 @@ def line_link(template: str | None, *, commit: str | None, path: str, start: int
     if not template:
         return ""
     return template.format(commit=commit or FALLBACK_REF, path=path, start=start, end=end)
+
+
+def file_link(template: str | None, *, commit: str | None, path: str) -> str:
+    """The URL of the whole file ``path``: a line link without its fragment (what follows
+    ``#``, where the template puts the lines); empty without a template."""
+    url = line_link(template, commit=commit, path=path, start=1, end=1)
+    head, hash_mark, _ = url.partition("#")
+    return head if hash_mark and head.endswith(path) else url

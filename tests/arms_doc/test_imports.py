@@ -6,8 +6,10 @@ build)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from arms_doc_testing import ENGINE_REGISTRY, REPO
@@ -26,14 +28,34 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-@pytest.fixture(scope="module")
-def loaded() -> set[str]:
-    done = subprocess.run([sys.executable, "-c", RENDER], capture_output=True, text=True)
+def render_loads(temp: Path) -> set[str]:
+    """What a fresh interpreter loads to render the pages, its temporary directory (and so the
+    plugin's cache folder) in ``temp``."""
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run([sys.executable, "-c", RENDER], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
-    modules = set(json.loads(done.stdout))
+    return set(json.loads(done.stdout))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tmp")
+
+
+@pytest.fixture(scope="module")
+def loaded(cache: Path) -> set[str]:
+    modules = render_loads(cache)  # nothing remembered yet: the pages are rendered
     # The statements were prepared in that process: the check ran, on a real SQLite.
     assert {"engine.sqlite.prepare", "apsw"} <= modules
     return modules
+
+
+def test_a_build_that_remembers_the_pages_loads_neither_the_results_schema_nor_sqlite(
+    loaded: set[str], cache: Path
+):
+    again = render_loads(cache)
+
+    assert {"engine.measure.results_schema", "engine.sqlite.prepare", "apsw"} & again == set()
 
 
 def test_rendering_the_pages_loads_no_numpy(loaded: set[str]):

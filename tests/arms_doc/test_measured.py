@@ -469,6 +469,34 @@ def test_the_docs_build_targets_are_met_or_missed(page: str):
     assert "÷ without the plugin, wall | &lt;= 1.15 | 1.143 | met |" in text
 
 
+def test_a_docs_build_file_without_cold_builds_says_nothing_of_them(page: str):
+    assert "nothing remembered" not in section(page, DOCS_BUILD)
+
+
+def test_the_docs_build_section_gives_a_cold_builds_cost_per_site(tmp_path: Path):
+    document = fixture_document("docs_build.json")
+    project = document["sites"][0]
+    project["with_plugin_cold"] = {**project["with_plugin"], "wall_median_s": 1.8}
+    project["with_plugin_cold"]["cpu_median_s"] = 1.7
+    project["cold_versus_without"] = {
+        **project["versus_without"],
+        "wall_ratio": 1.27,
+        "cpu_ratio": 1.29,
+        "wall_extra_s": 0.38,
+    }
+
+    text = render_measured(
+        measured_context(folder_with(tmp_path, "docs_build.json", document), "r", ARMS)
+    )
+
+    assert "A build with\nnothing remembered (a fresh checkout's first build, or CI)" in text
+    assert (
+        "- **project**: 1.80 s (1.70 s CPU), **1.27×** (1.29× CPU) a build without the plugin, "
+        "+0.38 s.\n"
+    ) in text
+    assert "- **small**:" not in text
+
+
 def test_without_docs_build_json_the_page_says_nothing_was_measured(tmp_path: Path):
     page = render_measured(
         measured_context(

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from build_site import overrides, without_pages
-from docs_build import compare, runs, targets
+from docs_build import compare, environment, runs, targets
 
 from engine.measure.results_schema import BuildRuns, LoadWindow, SiteBuilds
 
@@ -47,6 +47,38 @@ def test_the_targets_hold_the_project_site_to_115_against_both_other_builds():
         ("with its pages as files, CPU", 1.0909, True),
     ]
     assert {t.target for t in found} == {"<= 1.15"}
+
+
+def test_a_build_with_nothing_remembered_is_held_to_115_against_a_build_without():
+    project = site([1.2, 1.2, 1.2], [1.0, 1.0, 1.0], [1.1, 1.1, 1.1])
+    cold = runs([1.3, 1.3, 1.3], [1.3, 1.3, 1.3])
+    project = replace(
+        project,
+        with_plugin_cold=cold,
+        cold_versus_without=compare(cold, project.without_plugin),
+    )
+
+    found = targets((project,))
+
+    assert [(t.name, t.measured, t.met) for t in found[4:]] == [
+        (
+            "project site: with the plugin, nothing remembered ÷ without the plugin, wall",
+            1.3,
+            False,
+        ),
+        ("project site: with the plugin, nothing remembered ÷ without the plugin, CPU", 1.3, False),
+    ]
+
+
+def test_builds_write_bytecode_and_a_cold_one_gets_its_own_temporary_directory(
+    tmp_path: Path, monkeypatch
+):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+
+    warm, cold = environment(None), environment(None, tmp_path)
+
+    assert "PYTHONDONTWRITEBYTECODE" not in warm and "PYTHONDONTWRITEBYTECODE" not in cold
+    assert cold["TMPDIR"] == str(tmp_path)
 
 
 def test_without_the_project_site_there_is_no_target():

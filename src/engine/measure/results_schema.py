@@ -927,8 +927,9 @@ class PluginPhases:
 @dataclass(frozen=True)
 class SiteBuilds:
     """One site built in rounds: with the plugin, without it (the plugin and its pages left
-    out), and with its pages as plain files (the plugin left out, the two pages it generated
-    written into a copy of the docs folder, as ``memsift docs write`` would)."""
+    out), with its pages as plain files (the plugin left out, the two pages it generated
+    written into a copy of the docs folder, as ``memsift docs write`` would), and with the
+    plugin remembering nothing from earlier builds."""
 
     name: str
     #: What the site is, in a sentence.
@@ -942,6 +943,10 @@ class SiteBuilds:
     versus_files: BuildComparison
     load_average: LoadWindow
     phases: PluginPhases | None = None
+    #: With the plugin and nothing it remembers across builds (its cache folder empty: a fresh
+    #: checkout's first build, or CI); absent from files measured before it was.
+    with_plugin_cold: BuildRuns | None = None
+    cold_versus_without: BuildComparison | None = None
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,21 @@ class EmptyIndex:
     def __init__(self, connection: apsw.Connection) -> None:
         self.connection = connection
 
+    def identity(self) -> str:
+        """What SQLite's verdict on a statement depends on besides its text: the SQLite and
+        sqlite-vec versions, SQLite's compile options and the schema of both databases as they
+        were made. Two indexes with the same identity prepare the same text the same way."""
+        versions = self.connection.execute("SELECT sqlite_version(), vec_version()").fetchone()
+        options = [row[0] for row in self.connection.execute("PRAGMA compile_options")]
+        schema = [
+            row[0]
+            for row in self.connection.execute(
+                "SELECT sql FROM main.sqlite_schema WHERE sql IS NOT NULL UNION ALL "
+                "SELECT sql FROM state.sqlite_schema WHERE sql IS NOT NULL"
+            )
+        ]
+        return "\n".join([*map(str, versions or ()), *options, *sorted(schema)])
+
     def prepare(self, sql: str) -> Prepared:
         """Prepare the first statement of ``sql``, never step it; :class:`Refused` if SQLite
         will not."""

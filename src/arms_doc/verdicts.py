@@ -1,0 +1,74 @@
+"""SQLite's verdict that every statement of a registry prepares, remembered across builds.
+
+Preparing every statement a search can assemble (:mod:`arms_doc.prepare`) is most of the
+plugin's own work on a build: each of the 62 statements of a five-arm registry costs SQLite a
+millisecond or two to compile. Its verdict depends only on the statements' text, the SQLite
+that prepares them (its version, sqlite-vec's, its compile options), the schema they are
+prepared against and the rules that judge what SQLite answered. So a build that found no
+problem remembers that, under a key made of all of these: in this process (a rebuild of
+``mkdocs serve``) and as an empty file in the plugin's private cache folder (Jinja's, see
+:func:`arms_doc.render.template_cache`), for the next build. A build whose key matches
+skips the preparing; any change to a statement, to the schema or to SQLite makes another key
+and prepares again. Only a pass is remembered: a registry SQLite refuses is prepared, and
+refused, on every build. A folder that cannot be read or written is no cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from contextlib import suppress
+from pathlib import Path
+
+#: Names the cache's files; the rest of the name is the key.
+PREFIX = "arms-doc-prepared-"
+#: Keys that passed in this process.
+_PASSED: set[str] = set()
+
+
+def verdict_key(parts: Iterable[str]) -> str:
+    """A key for the verdict on everything ``parts`` names (statements, schema, rules)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def cache_folder() -> Path | None:
+    """The plugin's private cache folder, or None when there is no safe one."""
+    from arms_doc.render import template_cache
+
+    cache = template_cache()
+    return Path(cache.directory) if cache is not None else None
+
+
+def passed_before(key: str) -> bool:
+    """Whether statements with this key were all prepared without a problem before."""
+    if key in _PASSED:
+        return True
+    folder = cache_folder()
+    if folder is not None and (folder / f"{PREFIX}{key}").is_file():
+        _PASSED.add(key)
+        return True
+    return False
+
+
+def remember_passed(key: str) -> None:
+    """Remember that statements with this key all prepared; the folder keeps only the latest
+    key (the registry's statements as they are now), so it never grows."""
+    _PASSED.add(key)
+    folder = cache_folder()
+    if folder is None:
+        return
+    with suppress(OSError):  # a full disk, a folder removed meanwhile: the next build prepares
+        for old in folder.glob(f"{PREFIX}*"):
+            if old.name != f"{PREFIX}{key}":
+                old.unlink(missing_ok=True)
+        (folder / f"{PREFIX}{key}").touch()
+
+
+def forget_all() -> None:
+    """Forget what this process remembered (for tests: as a new process starts)."""
+    _PASSED.clear()

@@ -1,0 +1,162 @@
+"""Both pages are rendered once for the same sources, and again whenever the registry, a results
+file, the code or the commit changes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from arms_doc_testing import LATENCY_FIXTURE, QUALITY_FIXTURE, SNAPSHOT_REGISTRY
+
+from arms_doc import pages, provenance, remembered, verdicts
+from arms_doc.pages import Sources, render_pages
+from arms_doc.reader import RegistryError
+from arms_doc.render import environment
+
+
+@pytest.fixture
+def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The cache folder in the test's own temporary directory, nothing remembered yet, and no
+    git repository above it."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    environment.cache_clear()
+    remembered.forget_all()
+    verdicts.forget_all()
+    yield tmp_path
+    remembered.forget_all()
+    verdicts.forget_all()
+    environment.cache_clear()
+
+
+@pytest.fixture
+def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The registry of every page rendered afresh from here on."""
+    seen: list[str] = []
+    fresh = pages.fresh_pages
+
+    def counting(sources, registry):  # type: ignore[no-untyped-def]
+        seen.append(sources.registry.name)
+        return fresh(sources, registry)
+
+    monkeypatch.setattr(pages, "fresh_pages", counting)
+    return seen
+
+
+@pytest.fixture
+def sources(temp_folder: Path) -> Sources:
+    """src/engine/arms.py (the snapshot) in a package, and a results folder with quality.json."""
+    root = temp_folder / "project"
+    package = root / "src" / "engine"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    shutil.copyfile(SNAPSHOT_REGISTRY, package / "arms.py")
+    (root / "results").mkdir()
+    shutil.copyfile(QUALITY_FIXTURE, root / "results" / "quality.json")
+    return Sources(root=root, registry=package / "arms.py", results=root / "results").check()
+
+
+def test_the_same_sources_render_once_in_a_process(sources: Sources, renders: list[str]):
+    first = render_pages(sources)
+    again = render_pages(sources)
+
+    assert renders == ["arms.py"]
+    assert (again.arms, again.measured, again.warnings, again.notes) == (
+        first.arms,
+        first.measured,
+        first.warnings,
+        first.notes,
+    )
+    assert again.registry == first.registry
+
+
+def test_a_new_process_finds_the_pages_in_the_private_cache_folder(
+    sources: Sources, renders: list[str], temp_folder: Path
+):
+    first = render_pages(sources)
+    remembered.forget_all()  # as a new process starts
+
+    again = render_pages(sources)
+
+    assert renders == ["arms.py"]
+    assert (again.arms, again.measured, again.notes) == (first.arms, first.measured, first.notes)
+    (stored,) = temp_folder.glob(f"_jinja2-cache-{os.getuid()}/{remembered.PREFIX}*")
+    assert stored.suffix == ".json"
+
+
+def test_warnings_and_notes_are_told_again_by_a_build_that_remembers(
+    sources: Sources, renders: list[str]
+):
+    first = render_pages(sources)
+    remembered.forget_all()
+
+    again = render_pages(sources)
+
+    assert first.notes  # latency.json and the others do not exist
+    assert (again.warnings, again.notes) == (first.warnings, first.notes)
+
+
+def test_an_edited_registry_renders_again(sources: Sources, renders: list[str]):
+    render_pages(sources)
+    text = sources.registry.read_text(encoding="utf-8")
+    sources.registry.write_text(text.replace("weight=1.0", "weight=2.0", 1), encoding="utf-8")
+
+    render_pages(sources)
+
+    assert len(renders) == 2
+
+
+def test_an_edited_or_new_results_file_renders_again(sources: Sources, renders: list[str]):
+    render_pages(sources)
+    quality = sources.results / "quality.json"
+    quality.write_text(quality.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    render_pages(sources)
+    shutil.copyfile(LATENCY_FIXTURE, sources.results / "latency.json")
+    render_pages(sources)
+
+    assert len(renders) == 3
+
+
+def test_a_changed_module_in_the_source_tree_renders_again(sources: Sources, renders: list[str]):
+    render_pages(sources)
+    module = sources.registry.parent / "rules.py"
+    module.write_text("def validate():\n    pass\n", encoding="utf-8")
+
+    render_pages(sources)
+
+    assert len(renders) == 2
+
+
+def test_another_commit_renders_again(
+    sources: Sources, renders: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    render_pages(sources)
+    monkeypatch.setattr(
+        provenance, "git_info", lambda file: provenance.GitInfo("abc1234", "arms.py", False)
+    )
+
+    render_pages(sources)
+
+    assert len(renders) == 2
+
+
+def test_other_options_render_again(sources: Sources, renders: list[str]):
+    from dataclasses import replace
+
+    render_pages(sources)
+    render_pages(replace(sources, tabs=True))
+
+    assert len(renders) == 2
+
+
+def test_a_registry_that_cannot_be_read_stops_every_build(sources: Sources, renders: list[str]):
+    render_pages(sources)
+    sources.registry.write_text("ARMS = (\n", encoding="utf-8")
+
+    for _ in range(2):
+        with pytest.raises(RegistryError):
+            render_pages(sources)
