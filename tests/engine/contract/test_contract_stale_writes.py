@@ -23,6 +23,7 @@ from engine.agents.write import forget
 from engine.indexing import pipeline
 from engine.indexing.incremental import index_paths
 from engine.indexing.indexer import index_store
+from engine.status import store_status
 
 LEXICAL = '[embedder]\nmodel = "none"\n'
 #: A moment well in the past, for mtimes a test sets (2023-11-14).
@@ -162,3 +163,15 @@ def test_a_file_settled_since_its_read_is_hashed_once_then_trusted(
 
     assert (hashed, len(reads)) == (1, 1)
     assert row(backend, store, "m.md")[0] == file_hash(store, "m.md")
+
+
+def test_status_counts_a_file_read_before_it_settled_as_unchanged(backend, backend_store, clock):
+    store = backend_store(
+        {"m.md": memory("M", "The code word is alpha."), ".memsift/config.toml": LEXICAL}
+    )
+    os.utime(store.root / "m.md", ns=(T, T))
+    clock[0] = T + MS  # recorded as not to be trusted by size and mtime
+
+    index_store(store, embed=False)
+
+    assert store_status(store)["changes"] == {"added": 0, "modified": 0, "removed": 0}
