@@ -245,8 +245,10 @@ def still_current(root: Path, item: Parsed, max_bytes: int) -> bool:
     A writer asks this under the index's write lock, in the transaction that writes the row:
     a watcher or run that read a file just before ``forget`` (or any writer) rewrote it would
     otherwise write the old row over the new one. Every writer of a row checks under one lock,
-    so the last row written is of the file's last content. ``stat()`` answers when the file was
-    settled at the read and shows it untouched; otherwise the bytes are read and hashed again."""
+    so no row is written for content its file no longer holds, and the writer that changed the
+    file (or the watcher that saw it) writes the row of what it holds now. ``stat()`` answers
+    when the file was settled at the read and shows it untouched; otherwise the bytes are read
+    and hashed again."""
     path = root / item.key
     try:
         info = path.lstat()
