@@ -9,9 +9,11 @@ only where the rows go and how its transactions and locks are taken (:mod:`engin
 A full run has three passes, each committed in small transactions so a killed run leaves a
 consistent index that the next run completes:
 
-1. scan: walk the store; a file whose size and mtime match the index is not even read, one
-   whose content hash matches is unchanged, anything else is parsed and written with its chunks;
-   files gone from the store are removed (their chunks go with them);
+1. scan: walk the store; a file whose size and mtime match the index is not even read (unless
+   it had changed too recently before the read that indexed it for those to be trusted), one
+   whose content hash matches is unchanged, anything else is parsed and written with its chunks
+   (unless it changed again since it was read: another writer then owns its row); files gone
+   from the store are removed (their chunks go with them);
 2. embed: every chunk without a vector for the configured model gets one. Vectors are keyed by
    the hash of the embedded text, so an unchanged chunk is never embedded twice, a renamed file
    costs nothing, and switching models re-embeds without ever mixing two models' vectors;
@@ -36,6 +38,7 @@ from engine.indexing.pipeline import (
     Parsed,
     Preparsed,
     Progress,
+    Touch,
     batched,
     embed_text,
     key_candidates,
@@ -60,11 +63,15 @@ class IndexWriter(Protocol):
     def refuse_foreign(self, candidates: Sequence[Candidate], known: dict[str, KnownFile]) -> None:
         """Raise when the index belongs to another store (a shared team schema)."""
 
-    def write_files(self, batch: list[Parsed]) -> None:
-        """Upsert a batch of files and replace their chunks, in one transaction."""
+    def write_files(self, batch: list[Parsed]) -> list[Parsed]:
+        """Upsert a batch of files and replace their chunks, in one transaction that holds the
+        index's write lock; return those written. A file that no longer holds the bytes it was
+        parsed from (:func:`engine.indexing.pipeline.still_current`, asked under that lock) is
+        left out: its row stays as the writer that changed the file leaves it."""
 
-    def touch_files(self, touched: list[tuple[int, str, str]]) -> None:
-        """Record new size/mtime fingerprints of files whose content did not change."""
+    def touch_files(self, touched: list[Touch]) -> None:
+        """Record new size/mtime fingerprints of files whose content did not change (of rows
+        that still hold that content)."""
 
     def delete_files(self, gone: list[str]) -> None:
         """Remove files (and their chunks) no longer in the store."""
@@ -117,11 +124,10 @@ def full_run(
     candidates = list(walk(store))
     writer.refuse_foreign(candidates, known)
     seen: set[str] = set()
-    touched: list[tuple[int, str, str]] = []
+    touched: list[Touch] = []
     changed = scan(candidates, max_file_bytes, known, seen, report, touched, progress)
     for batch in batched(changed, WRITE_BATCH):
-        writer.write_files(batch)
-        report.took(batch)
+        report.took(writer.write_files(batch))
     if touched:
         writer.touch_files(touched)
     gone = sorted(set(known) - seen)
@@ -172,16 +178,15 @@ def scan_keys(
     wanted: list[str],
     report: IndexReport,
     preparsed: Preparsed | None,
-) -> tuple[dict[str, KnownFile], list[tuple[int, str, str]], list[str]]:
+) -> tuple[dict[str, KnownFile], list[Touch], list[str]]:
     """The first pass of a run for exactly ``wanted`` (an incremental run): changed files are
     written; returns what the index held of them, the files only touched, and the keys gone."""
     known = writer.known_files(wanted)
     seen: set[str] = set()
-    touched: list[tuple[int, str, str]] = []
+    touched: list[Touch] = []
     candidates = key_candidates(store, wanted)
     max_bytes = store.config().max_file_bytes
     changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
     for batch in batched(changed, WRITE_BATCH):
-        writer.write_files(batch)
-        report.took(batch)
+        report.took(writer.write_files(batch))
     return known, touched, sorted(set(known) - seen)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -51,13 +52,63 @@ COVERAGE_EVERY_S = 2.0
 Preparsed = Mapping[str, tuple[str, Memory]]
 
 
+#: How long after a file's last change its size and mtime can still miss a rewrite: the
+#: coarsest timestamp granularity in common use (FAT's 2 s; ext4, APFS and NTFS are finer, some
+#: network filesystems are 1 s) plus a second for clocks that disagree a little. A file whose
+#: mtime is not at least this much older than the moment it was read may be rewritten with the
+#: same size within the same tick, leaving size and mtime as they were (git's "racy clean").
+RACY_NS = 3_000_000_000
+
+
+def wall_clock_ns() -> int:
+    """Now, on the clock file mtimes are stamped by (a seam: tests set it)."""
+    return time.time_ns()
+
+
+def settled(mtime_ns: int, read_at_ns: int) -> bool:
+    """Whether a file read at ``read_at_ns`` with this mtime can be trusted by size and mtime
+    from then on: any later change lands in a later timestamp tick, so it moves the mtime."""
+    return mtime_ns <= read_at_ns - RACY_NS
+
+
+def recorded_size(size: int, trusted: bool) -> int:
+    """The size a row records: the file's own, or for a file that was not :func:`settled` when
+    read, its complement (``-1 - size``, never a real size), so the next scan's size check fails
+    and the file is hashed instead of trusted. Git "smudges" such entries the same way (it sets
+    their size to 0); the complement keeps the size for ``status``, and no column is added."""
+    return size if trusted else -1 - size
+
+
+def stat_size(recorded: int) -> int:
+    """The file size a row's recorded size stands for (see :func:`recorded_size`)."""
+    return recorded if recorded >= 0 else -1 - recorded
+
+
 class KnownFile(NamedTuple):
     """A file as the index last saw it: enough to tell, from ``stat()``, whether it changed."""
 
     id: int
     content_hash: str
+    #: As recorded: negative when the file was not settled when read (:func:`recorded_size`).
     size: int
     mtime_ns: int
+
+    def matches(self, info: os.stat_result) -> bool:
+        """Whether ``stat()`` alone shows the file as indexed: never for a row recorded from a
+        read that could not trust size and mtime."""
+        return self.size >= 0 and (self.size, self.mtime_ns) == (info.st_size, info.st_mtime_ns)
+
+
+class Touch(NamedTuple):
+    """A file read again and found to hold the content its row has: the row's new size and
+    mtime (as recorded, :func:`recorded_size`), written only while the row still holds
+    ``content_hash`` (a writer that indexed newer content in between keeps its row)."""
+
+    size: int
+    mtime_ns: int
+    updated_at: str
+    path: str
+    content_hash: str
 
 
 @dataclass(frozen=True)
@@ -139,11 +190,18 @@ class IndexReport:
 
 @dataclass(frozen=True)
 class Parsed:
+    """A memory read and parsed by a scan, with what the read saw of its file."""
+
     key: str
     memory: Memory
     content_hash: str
     size: int
     mtime_ns: int
+    #: Whether the file's mtime was :func:`settled` when it was read.
+    trusted: bool = True
+    #: The file's identity at the read (:func:`identity`): a writer re-checks it before it
+    #: writes the row (:func:`still_current`).
+    seen: tuple[int, ...] = ()
 
     @cached_property
     def row(self) -> FileRow:
@@ -175,6 +233,36 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def identity(info: os.stat_result) -> tuple[int, ...]:
+    """What ``stat()`` shows of a file's content: a replace moves the inode, a write the mtime
+    and the ctime (which no program can set back)."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def still_current(root: Path, item: Parsed, max_bytes: int) -> bool:
+    """Whether the file ``item`` was parsed from still holds the bytes it was parsed from.
+
+    A writer asks this under the index's write lock, in the transaction that writes the row:
+    a watcher or run that read a file just before ``forget`` (or any writer) rewrote it would
+    otherwise write the old row over the new one. Every writer of a row checks under one lock,
+    so no row is written for content its file no longer holds, and the writer that changed the
+    file (or the watcher that saw it) writes the row of what it holds now. ``stat()`` answers
+    when the file was settled at the read and shows it untouched; otherwise the bytes are read
+    and hashed again."""
+    path = root / item.key
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    if item.trusted and item.seen and identity(info) == item.seen:
+        return True
+    try:
+        data, _ = read_regular(path, max_bytes)
+    except Unreadable:
+        return False
+    return content_digest(data) == item.content_hash
+
+
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
@@ -187,7 +275,7 @@ def scan(
     known: dict[str, KnownFile],
     seen: set[str],
     report: IndexReport,
-    touched: list[tuple[int, str, str]],
+    touched: list[Touch],
     progress: Progress | None = None,
     preparsed: Preparsed | None = None,
 ) -> Iterator[Parsed]:
@@ -195,7 +283,9 @@ def scan(
 
     A file whose mtime moved but whose bytes did not goes to ``touched``: its row gets the new
     mtime (so the next run skips it on stat alone) without being parsed or re-embedded. A file
-    whose bytes are those of a ``preparsed`` entry is not parsed again."""
+    whose bytes are those of a ``preparsed`` entry is not parsed again. A file changed too
+    recently before its read to be trusted by size and mtime (:func:`settled`) is recorded so
+    that the next scan hashes it (:func:`recorded_size`)."""
     for number, candidate in enumerate(candidates, 1):
         if progress and (number % 25 == 0 or number == len(candidates)):
             progress("scan", number, len(candidates))
@@ -207,20 +297,25 @@ def scan(
             report.skipped.append((candidate.key, over_limit(info.st_size, max_bytes)))
             continue
         stored = known.get(candidate.key)
-        if stored and stored.size == info.st_size and stored.mtime_ns == info.st_mtime_ns:
+        if stored and stored.matches(info):
             seen.add(candidate.key)
             report.unchanged += 1
             continue
+        read_at = wall_clock_ns()  # before the read: a later clock would trust too much
         try:
             data, info = read_regular(candidate.path, max_bytes)
         except Unreadable as exc:
             report.skipped.append((candidate.key, exc.reason))
             continue
+        trusted = settled(info.st_mtime_ns, read_at)
         digest = content_digest(data)
         if stored and stored.content_hash == digest:
             seen.add(candidate.key)
             report.unchanged += 1
-            touched.append((info.st_mtime_ns, utc_from_ns(info.st_mtime_ns), candidate.key))
+            size = recorded_size(info.st_size, trusted)
+            if (size, info.st_mtime_ns) != (stored.size, stored.mtime_ns):
+                mtime = info.st_mtime_ns
+                touched.append(Touch(size, mtime, utc_from_ns(mtime), candidate.key, digest))
             continue
         given = (preparsed or {}).get(candidate.key)
         try:
@@ -229,7 +324,15 @@ def scan(
             report.skipped.append((candidate.key, skip.reason))
             continue
         seen.add(candidate.key)
-        yield Parsed(candidate.key, memory, digest, info.st_size, info.st_mtime_ns)
+        yield Parsed(
+            candidate.key,
+            memory,
+            digest,
+            info.st_size,
+            info.st_mtime_ns,
+            trusted,
+            identity(info),
+        )
 
 
 def file_row(item: Parsed) -> FileRow:
@@ -245,7 +348,7 @@ def file_row(item: Parsed) -> FileRow:
         tags_json=json.dumps(list(m.tags), ensure_ascii=False),
         archived=m.archived,
         content_hash=item.content_hash,
-        size=item.size,
+        size=recorded_size(item.size, item.trusted),
         mtime_ns=item.mtime_ns,
         chunks=[
             (chunk, text_hash(embed_text(m.title, chunk)))
@@ -274,7 +377,8 @@ def changes_since(
     not_walked: list[tuple[str, str]] | None = None,
 ) -> dict[str, int]:
     """:func:`pending_changes` from what the index holds, on either backend: path -> (size,
-    mtime_ns) of every indexed file, and the last run's skipped files (its JSON)."""
+    mtime_ns) of every indexed file (the size as recorded: :func:`stat_size` reads it), and
+    the last run's skipped files (its JSON)."""
     skipped = {k: tuple(v) for k, v in json.loads(skipped_json or "{}").items()}
     added = modified = 0
     present: set[str] = set()
@@ -289,7 +393,7 @@ def changes_since(
         if stored is None:
             if skipped.get(candidate.key) != (info.st_size, info.st_mtime_ns):
                 added += 1
-        elif stored != (info.st_size, info.st_mtime_ns):
+        elif (stat_size(stored[0]), stored[1]) != (info.st_size, info.st_mtime_ns):
             modified += 1
     removed = len(set(indexed) - present)
     return {"added": added, "modified": modified, "removed": removed}

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 
 from engine.indexing.budget import BUDGET_KEY
-from engine.indexing.pipeline import FileRow, KnownFile
+from engine.indexing.pipeline import FileRow, KnownFile, Touch
 from engine.pg.driver import PgConnection
 from engine.ranking.contract import bind
 
@@ -28,6 +28,16 @@ TERMS = """
            (SELECT string_agg(t, ' ') FROM jsonb_array_elements_text(f.tags) AS t), '')), 'B')
     || setweight(to_tsvector('memsift', %(text)s), 'D')
 """
+
+
+def lock_rows(conn: PgConnection) -> None:
+    """Take the index's write lock until the transaction ends: a transaction advisory lock keyed
+    by the schema, which every writer of file rows (a full run, an incremental run, a remember
+    or forget) takes before it checks its files and writes, as SQLite's ``BEGIN IMMEDIATE``
+    serialises them. Its key differs from the run lock's (:func:`engine.pg.driver.run_lock`),
+    which a full run holds for minutes: an incremental writer waits only for one batch."""
+    key = f"memsift rows {conn.target.schema}"
+    conn.run("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
 
 def read_meta(conn: PgConnection, key: str) -> str | None:
@@ -133,8 +143,14 @@ def clean_json(text: str) -> str:
     return json.dumps([clean(tag) for tag in json.loads(text)], ensure_ascii=False)
 
 
-def touch_files(conn: PgConnection, touched: Iterable[tuple[int, str, str]]) -> None:
-    conn.many("UPDATE files SET mtime_ns = %s, updated_at = %s WHERE path = %s", list(touched))
+def touch_files(conn: PgConnection, touched: Iterable[Touch]) -> None:
+    """Record the new size and mtime of files whose bytes did not change, on rows that still
+    hold those bytes (see :func:`engine.sqlite.indexdb.touch_files`)."""
+    conn.many(
+        "UPDATE files SET size = %s, mtime_ns = %s, updated_at = %s "
+        "WHERE path = %s AND content_hash = %s",
+        list(touched),
+    )
 
 
 def delete_files(conn: PgConnection, paths: Iterable[str]) -> None:

@@ -3,7 +3,9 @@
 The run is the one indexing loop (:func:`engine.indexing.index_run.full_run`) through
 :class:`PgIndexWriter`, so a store indexes to the same rows on either backend. What is
 PostgreSQL's own: where rows go, a session advisory lock held for the whole run (two machines
-indexing one store take turns), the refusal of a schema that holds another store's files, and
+indexing one store take turns), a transaction advisory lock around each batch of rows written
+(:func:`engine.pg.indexdb.lock_rows`: the batch's files are checked against what was parsed
+under it, as on SQLite), the refusal of a schema that holds another store's files, and
 the HNSW index (re)built at the end when one is configured.
 """
 
@@ -17,7 +19,14 @@ from engine.files.store import Candidate, Store
 from engine.indexing.budget import BUDGET_KEY
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
-from engine.indexing.pipeline import IndexReport, KnownFile, Parsed, Progress
+from engine.indexing.pipeline import (
+    IndexReport,
+    KnownFile,
+    Parsed,
+    Progress,
+    Touch,
+    still_current,
+)
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
 from engine.pg.floor import PgFloorPlace
@@ -84,12 +93,20 @@ class PgIndexWriter:
             "this index run",
         )
 
-    def write_files(self, batch: list[Parsed]) -> None:
+    def write_files(self, batch: list[Parsed]) -> list[Parsed]:
+        rows = [(item, item.row) for item in batch]  # chunked before the lock: it takes a while
         with self.conn:
-            for item in batch:
-                indexdb.write_file(self.conn, item.row)
+            indexdb.lock_rows(self.conn)
+            current = [
+                (item, row)
+                for item, row in rows
+                if still_current(self.store.root, item, self.max_file_bytes)
+            ]
+            for _, row in current:
+                indexdb.write_file(self.conn, row)
+        return [item for item, _ in current]
 
-    def touch_files(self, touched: list[tuple[int, str, str]]) -> None:
+    def touch_files(self, touched: list[Touch]) -> None:
         with self.conn:
             indexdb.touch_files(self.conn, touched)
 

@@ -21,7 +21,7 @@ import apsw
 
 from engine.errors import DatabaseError, IndexMissing
 from engine.indexing.budget import BUDGET_KEY
-from engine.indexing.pipeline import FileRow, KnownFile
+from engine.indexing.pipeline import FileRow, KnownFile, Touch
 from engine.ranking.contract import bind, bound_prefix
 from engine.sqlite.db import ensure_vector_table, open_index_reader, write_meta
 
@@ -71,7 +71,9 @@ def recent_files(
 
 
 def file_fingerprints(conn: apsw.Connection) -> dict[str, tuple[int, int]]:
-    """path -> (size, mtime_ns) as indexed, to tell cheaply whether files changed since."""
+    """path -> (size, mtime_ns) as indexed (the size as recorded:
+    :func:`engine.indexing.pipeline.stat_size` reads it), to tell cheaply whether files
+    changed since."""
     return {
         path: (size, mtime_ns)
         for path, size, mtime_ns in conn.execute("SELECT path, size, mtime_ns FROM files")
@@ -134,10 +136,15 @@ def write_file(conn: apsw.Connection, row: FileRow) -> int:
     return int(file_id)
 
 
-def touch_files(conn: apsw.Connection, touched: Iterable[tuple[int, str, str]]) -> None:
-    """Record new ``(mtime_ns, updated_at, path)`` of files whose bytes did not change; full
+def touch_files(conn: apsw.Connection, touched: Iterable[Touch]) -> None:
+    """Record the new size and mtime of files whose bytes did not change, on rows that still
+    hold those bytes (another writer may have indexed newer ones since they were read); full
     text is not touched (its triggers watch chunks, which stay as they are)."""
-    conn.executemany("UPDATE files SET mtime_ns = ?, updated_at = ? WHERE path = ?", touched)
+    conn.executemany(
+        "UPDATE files SET size = ?, mtime_ns = ?, updated_at = ? "
+        "WHERE path = ? AND content_hash = ?",
+        touched,
+    )
 
 
 def delete_files(conn: apsw.Connection, paths: Iterable[str]) -> None:

@@ -3,8 +3,9 @@ one indexing loop (:func:`engine.indexing.index_run.full_run`) through :class:`S
 
 What is SQLite's own: the run lock (a file lock beside the index, so two runs on one machine
 take turns), transactions that take the write lock before they read
-(:func:`engine.sqlite.db.immediate`), and the state plane in its own file, consulted only once
-it exists.
+(:func:`engine.sqlite.db.immediate`; a batch of files is checked against its files inside one,
+so no writer's row is overwritten by a run that read the file before it changed), and the
+state plane in its own file, consulted only once it exists.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from engine.indexing.pipeline import (
     KnownFile,
     Parsed,
     Progress,
+    Touch,
     changes_since,
+    still_current,
 )
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
@@ -100,7 +103,9 @@ class SqliteIndexWriter:
     def __init__(self, conn: apsw.Connection, store: Store) -> None:
         self.conn = conn
         self.store = store
-        self.budget = store.config().embed_chunks_per_file
+        config = store.config()
+        self.budget = config.embed_chunks_per_file
+        self.max_file_bytes = config.max_file_bytes
 
     def begin(self) -> bool:
         with immediate(self.conn):
@@ -114,10 +119,19 @@ class SqliteIndexWriter:
     def refuse_foreign(self, candidates: Sequence[Candidate], known: dict[str, KnownFile]) -> None:
         """A store's own folder holds its index: no other store can have written it."""
 
-    def write_files(self, batch: list[Parsed]) -> None:
-        write_files(self.conn, batch)
+    def write_files(self, batch: list[Parsed]) -> list[Parsed]:
+        rows = [(item, item.row) for item in batch]  # chunked before the lock: it takes a while
+        with immediate(self.conn):
+            current = [
+                (item, row)
+                for item, row in rows
+                if still_current(self.store.root, item, self.max_file_bytes)
+            ]
+            for _, row in current:
+                indexdb.write_file(self.conn, row)
+        return [item for item, _ in current]
 
-    def touch_files(self, touched: list[tuple[int, str, str]]) -> None:
+    def touch_files(self, touched: list[Touch]) -> None:
         with self.conn:
             indexdb.touch_files(self.conn, touched)
 
@@ -172,13 +186,6 @@ class SqliteIndexWriter:
             write_meta(conn, "indexed_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
             write_meta(conn, "skipped", json.dumps(skipped))
             write_meta(conn, "complete", 1)
-
-
-def write_files(conn: apsw.Connection, batch: list[Parsed]) -> None:
-    """Upsert a batch of files and replace their chunks, in one transaction."""
-    with conn:
-        for item in batch:
-            indexdb.write_file(conn, item.row)
 
 
 def store_vectors(conn: apsw.Connection, embedder: Embedder, batch: list[Pending]) -> int:
