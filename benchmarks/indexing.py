@@ -499,11 +499,12 @@ def group_order(name: str) -> tuple[int, int]:
     return (0, int(re.findall(r"\d+", name)[0]))
 
 
-def shared_set_chunks() -> tuple[SharedSetChunks, ...]:
-    """Each shared set's largest document, in the engine's chunks (``../shared/data``)."""
+def shared_set_chunks(data: Path = DATA) -> tuple[SharedSetChunks, ...]:
+    """Each shared set's largest document, in the engine's chunks (``../shared/data``; a set
+    of several stores, like realtalk's chats, counted over all of them)."""
     out = []
-    for corpus in sorted(DATA.glob("*/corpus.jsonl")) + sorted(DATA.glob("*/*/corpus.jsonl")):
-        name = str(corpus.parent.relative_to(DATA)).split("/")[0]
+    for corpus in sorted(data.glob("*/corpus.jsonl")) + sorted(data.glob("*/*/corpus.jsonl")):
+        name = str(corpus.parent.relative_to(data)).split("/")[0]
         most = 0
         for line in corpus.read_text(encoding="utf-8").splitlines():
             if line.strip():
@@ -535,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--huge", type=int, help="huge documents to sample (default: --share of them)"
+    )
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the shared sets (default: ../shared/data)"
     )
     parser.add_argument("--work", type=Path, help="where the stores are written (default: temp)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON")
@@ -623,7 +627,7 @@ def main(argv: list[str] | None = None) -> int:
         budgets=tuple(points),
         questions=len(questions),
         default_budget=DEFAULT_EMBED_CHUNKS_PER_FILE,
-        shared_sets=shared_set_chunks(),
+        shared_sets=shared_set_chunks(args.data),
         targets=tuple(targets),
         load_average_at_start=tuple(busy),
         load_average_at_end=tuple(load_average()),

@@ -3,6 +3,7 @@ groups and scores its known-item questions, and how it reads questions out of HT
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from indexing import (
     candidate_questions,
     html_sections,
     ndcg_at_10,
+    shared_set_chunks,
     simulate_budget,
 )
 
+from engine.files.chunking import chunk_text
 from engine.files.store import open_store
 from engine.indexing.indexer import index_store
 from engine.sqlite.db import connect
@@ -128,3 +131,15 @@ def test_a_heading_repeated_in_a_file_is_not_asked_but_its_first_sentence_is():
 
     assert "Notable changes" not in questions
     assert questions == [body]
+
+
+def test_a_shared_sets_largest_document_is_counted_over_all_its_stores(tmp_path: Path):
+    long = " ".join(f"Sentence number {n} of a long document." for n in range(200))
+    for folder, texts in (("one", ["short"]), ("many/chat-01", ["hi"]), ("many/chat-02", [long])):
+        (tmp_path / folder).mkdir(parents=True)
+        rows = [json.dumps({"_id": str(n), "text": text}) for n, text in enumerate(texts)]
+        (tmp_path / folder / "corpus.jsonl").write_text("\n".join(rows) + "\n")
+
+    found = {s.name: s.max_chunks_per_document for s in shared_set_chunks(tmp_path)}
+
+    assert found == {"one": 1, "many": len(chunk_text(long))} and found["many"] > 1
