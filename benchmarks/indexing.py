@@ -218,6 +218,7 @@ def index_counts(store: Path) -> dict[str, int]:
             "LEFT JOIN embeddings AS e ON e.hash = c.hash"
         ).fetchone()
         vectors = conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        budget = conn.execute("SELECT value FROM meta WHERE key = 'embed_budget'").fetchone()
     finally:
         conn.close()
     return {
@@ -226,6 +227,8 @@ def index_counts(store: Path) -> dict[str, int]:
         "embedded": int(vectors),
         "reused": int(with_vector) - int(vectors),
         "without_vector": int(chunks) - int(with_vector),
+        #: The budget the run recorded (0: code before budgets records none).
+        "budget": int(budget[0]) if budget else 0,
     }
 
 
@@ -263,7 +266,6 @@ def index_run(label: str, code: str, src: Path, store: Path) -> IndexingRun:
     report = json.loads(output)
     counts = index_counts(store)
     first = answer[0] if answer and answer[0] is not None else wall
-    budget = report.get("embed_chunks_per_file")
     run = IndexingRun(
         code=label,
         source=code,
@@ -275,7 +277,7 @@ def index_run(label: str, code: str, src: Path, store: Path) -> IndexingRun:
         reported={
             k: int(v) for k, v in report.items() if isinstance(v, int) and not isinstance(v, bool)
         },
-        embed_chunks_per_file=budget if isinstance(budget, int) else None,
+        embed_chunks_per_file=counts["budget"] or None,
         wall_s=round(wall, 2),
         cpu_s=round(usage.ru_utime + usage.ru_stime, 2),
         first_full_text_s=round(first, 2),

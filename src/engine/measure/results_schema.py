@@ -1027,7 +1027,7 @@ class IndexingRun:
     past_budget: int
     #: What ``index --json`` itself reported (its whole-number fields; older code reports fewer).
     reported: dict[str, int]
-    #: The budget the run embedded with, as it reported it (None: code before budgets).
+    #: The budget the run embedded with, as its index recorded it (None: code before budgets).
     embed_chunks_per_file: int | None
     wall_s: float
     #: CPU time of the indexing process (user and system), from ``wait4``.
