@@ -42,9 +42,9 @@ DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 #: benchmarks/indexing.py (indexing.json) on 125 real documents (2,809 chunks, a 1,225-chunk
 #: copyright file among them): 228 known-item questions scored nDCG@10 0.942 at 32, 0.941 at 64
 #: and 0.986 at 128 or none (hit@10 1.0 at every budget: the full-text arm still finds the deep
-#: chunks, a little lower), so 64 bought nothing over 32, while 64 left the time to a fully
-#: indexed store at 0.51x (wall) / 0.55x (CPU) the code before budgets, short of halving it. No
-#: document of any shared set has more than 9 chunks, so their indexes are the same under it.
+#: chunks, a little lower), so 64 bought nothing over 32; and 64 left the time to a fully
+#: indexed store at 0.55x the CPU of the code before budgets, 32 at 0.39x (issue 22: at most
+#: half). No document of any shared set has more than 9 chunks, so their indexes are the same.
 DEFAULT_EMBED_CHUNKS_PER_FILE = 32
 #: The schema a team store's tables live in when config.toml names none.
 DEFAULT_SCHEMA = "memsift"
