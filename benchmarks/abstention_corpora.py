@@ -12,6 +12,10 @@ whose expected file is missing instead of failing.
 - ``debian``: ``/usr/share/doc``: READMEs and Markdown files (decompressed), and the
   ``copyright`` files, each up to a size cap (a few are whole manuals).
 - ``chat``: one REALTALK conversation from ../shared/data (BEIR layout), one message a memory.
+
+``python`` and ``debian`` take ``capped=False`` for ``indexing.py``, which wants every
+document whole: a store of real docs is slow to index because of its few huge files, so none
+may be cut short there.
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ MAX_COPYRIGHT_CHARS = 4_000
 DOC_SUFFIXES = (".md", ".rst", ".txt")
 
 
-def python_docs(purelib: Path | None = None) -> Corpus:
-    """Package descriptions and shipped docs of the running interpreter's site-packages."""
+def python_docs(purelib: Path | None = None, *, capped: bool = True) -> Corpus:
+    """Package descriptions and shipped docs of the running interpreter's site-packages;
+    ``capped`` leaves out (shipped docs) or cuts (descriptions) texts over the size cap."""
     root = purelib or Path(sysconfig.get_paths()["purelib"])
+    cap = MAX_PYTHON_CHARS if capped else None
     corpus: Corpus = {}
     for meta in sorted(root.glob("*.dist-info/METADATA")):
         message = Parser().parsestr(meta.read_text(encoding="utf-8", errors="replace"))
@@ -58,7 +64,7 @@ def python_docs(purelib: Path | None = None) -> Corpus:
         if len(text) < MIN_CHARS:
             continue
         key = f"python/{slug(name.lower())}.md"
-        corpus[key] = (f"{name}: {summary}" if summary else name, text[:MAX_PYTHON_CHARS])
+        corpus[key] = (f"{name}: {summary}" if summary else name, text[:cap])
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() not in DOC_SUFFIXES or not path.is_file():
             continue
@@ -68,7 +74,7 @@ def python_docs(purelib: Path | None = None) -> Corpus:
         if relative.parts[0].lower() in OWN_DISTRIBUTIONS or SKIPPED_DOC_NAMES.search(path.name):
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        if not MIN_CHARS <= len(text) <= MAX_PYTHON_CHARS or looks_like_data(text):
+        if len(text) < MIN_CHARS or (cap and len(text) > cap) or looks_like_data(text):
             continue
         corpus[f"python/docs/{slug(str(relative.with_suffix('')))}.md"] = (
             str(relative),
@@ -77,8 +83,9 @@ def python_docs(purelib: Path | None = None) -> Corpus:
     return corpus
 
 
-def debian_docs(doc: Path = Path("/usr/share/doc")) -> Corpus:
-    """READMEs, Markdown files and copyright files of the installed Debian packages."""
+def debian_docs(doc: Path = Path("/usr/share/doc"), *, capped: bool = True) -> Corpus:
+    """READMEs, Markdown files and copyright files of the installed Debian packages;
+    ``capped`` leaves out those over the size cap of their kind."""
     corpus: Corpus = {}
     if not doc.is_dir():
         return corpus
@@ -94,7 +101,9 @@ def debian_docs(doc: Path = Path("/usr/share/doc")) -> Corpus:
         else:
             continue
         text = read_maybe_gzip(path)
-        if text is None or not MIN_CHARS <= len(text) <= limit or looks_like_data(text):
+        if text is None or len(text) < MIN_CHARS or looks_like_data(text):
+            continue
+        if capped and len(text) > limit:
             continue
         key = f"debian/{slug(str(relative).removesuffix('.gz'))}.md"
         corpus[key] = (f"{relative.parts[0]}: {name}", text)

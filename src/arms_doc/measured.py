@@ -19,6 +19,7 @@ from engine.measure.fingerprint import Ranking
 from engine.measure.results_schema import (
     ABSTENTION,
     DOCS_BUILD,
+    INDEXING,
     LATENCY,
     MCP,
     METRICS,
@@ -28,6 +29,7 @@ from engine.measure.results_schema import (
     SCALE,
     AbstentionResults,
     DocsBuildResults,
+    IndexingResults,
     LatencyResults,
     Machine,
     McpResults,
@@ -99,6 +101,10 @@ class Results:
     @property
     def docs_build(self) -> DocsBuildResults | None:
         return self.results_of(DOCS_BUILD).results  # type: ignore[return-value]
+
+    @property
+    def indexing(self) -> IndexingResults | None:
+        return self.results_of(INDEXING).results  # type: ignore[return-value]
 
     @property
     def stale(self) -> list[Loaded]:
@@ -346,6 +352,31 @@ def scale_context(scale: ScaleResults | None, default_ef: int) -> dict[str, obje
     }
 
 
+def indexing_context(indexing: IndexingResults | None) -> dict[str, object]:
+    """The indexing section: the runs, after ÷ before for each figure both runs have, and the
+    budgets pivoted (one row per budget, one column per group of questions, in the order the
+    first budget lists them)."""
+    if indexing is None:
+        return {"runs": [], "ratios": {}, "groups": [], "budgets": []}
+    before, after = indexing.run_of("before"), indexing.run_of("after")
+    ratios: dict[str, float] = {}
+    if before is not None and after is not None:
+        for name in ("wall_s", "cpu_s", "first_full_text_s", "fully_indexed_s", "peak_rss_mib"):
+            old, new = getattr(before, name), getattr(after, name)
+            if old > 0:
+                ratios[name] = new / old
+    groups = list(dict.fromkeys(g.group for point in indexing.budgets for g in point.groups))
+    budgets = [
+        {
+            "point": point,
+            "default": point.budget == indexing.default_budget,
+            "cells": [next((g for g in point.groups if g.group == name), None) for name in groups],
+        }
+        for point in indexing.budgets
+    ]
+    return {"runs": list(indexing.runs), "ratios": ratios, "groups": groups, "budgets": budgets}
+
+
 def measured_context(
     results: Results, registry: str, registry_arms: Sequence[str], *, written: bool = False
 ) -> dict[str, object]:
@@ -373,6 +404,7 @@ def measured_context(
             "mcp": MCP.command,
             "scale": SCALE.command,
             "docs_build": DOCS_BUILD.command,
+            "indexing": INDEXING.command,
             "eval": EVAL_COMMAND,
         },
         "metrics": [title for _, title in METRICS],
@@ -391,4 +423,6 @@ def measured_context(
         "scale": results.scale,
         "scale_view": scale_context(results.scale, DEFAULT_EF_SEARCH),
         "docs_build": results.docs_build,
+        "indexing": results.indexing,
+        "indexing_view": indexing_context(results.indexing),
     }

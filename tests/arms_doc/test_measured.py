@@ -522,3 +522,76 @@ def test_a_docs_build_file_is_never_stale_since_no_ranking_moves_a_build_cost(tm
 
     assert "**Stale:**" not in page
     assert "**stale**" not in page
+
+
+# --- indexing ---------------------------------------------------------------------------------
+
+INDEXING = "## Indexing a store of real documents"
+
+
+def test_the_indexing_section_has_a_row_per_code_and_after_over_before(page: str):
+    rows = [line for line in section(page, INDEXING).splitlines() if line.startswith("| **")]
+
+    assert [row.split("**")[1] for row in rows] == ["before", "after"]
+    assert rows[1] == (
+        "| **after**: this commit (budget 64) | 125 | 2,809 | 1,300 | 20 | 1,489 | 320.0 | "
+        "80.0 | 11.0 | 320.0 | 580 |"
+    )
+    assert "| after ÷ before | | | | | | 0.40× | 0.40× | 0.88× | **0.40×** | 0.95× |" in page
+
+
+def test_the_budget_table_has_a_column_per_group_and_the_default_in_bold(page: str):
+    text = section(page, "### The embedding budget")
+
+    assert "| Budget | Chunks with a vector | Without | chunks 0-15 | chunks 64-127 | " in text
+    assert "| **64** (default) | 1,300 | 1,509 | 0.9100 (40) | 0.5500 (30) | " in text
+    assert "| none | 2,809 | 0 | 0.9100 (40) | – | 0.9500 (60) | 0.9300 | 99.0 % |" in text
+
+
+def test_the_page_says_whether_the_default_budget_leaves_the_shared_sets_alone(page: str):
+    assert (
+        "cranfield 4 chunk(s), scifact-train 9 chunk(s); a budget of 64 leaves every one of "
+        "their indexes, and so their quality, unchanged." in page
+    )
+
+
+def test_a_shared_set_with_a_document_longer_than_the_budget_is_called_out(tmp_path: Path):
+    document = fixture_document("indexing.json")
+    document["shared_sets"][1]["max_chunks_per_document"] = 65
+
+    page = render_measured(
+        measured_context(folder_with(tmp_path, "indexing.json", document), "r", ARMS)
+    )
+
+    assert "**some of their documents without every vector**" in page
+
+
+def test_the_indexing_targets_are_met_or_missed(page: str):
+    text = page[page.index(INDEXING) :]
+
+    assert (
+        "| time to a fully indexed store ÷ today's code's, wall | &lt;= 0.5 | 0.400 | met |" in text
+    )
+
+
+def test_without_indexing_json_the_page_says_nothing_was_measured(tmp_path: Path):
+    page = render_measured(
+        measured_context(
+            folder_with(tmp_path, "quality.json", fixture_document("quality.json")), "r", ARMS
+        )
+    )
+
+    assert section(page, INDEXING).strip().splitlines()[-1] == (
+        "No indexing results are recorded: `benchmarks/results/indexing.json` does not exist; "
+        "run `nice -n 10 python benchmarks/indexing.py --src BEFORE/src` to make it."
+    )
+
+
+def test_an_indexing_file_is_never_stale_since_no_ranking_moves_indexing_time(tmp_path: Path):
+    document = fixture_document("indexing.json")
+    document["stamp"]["ranking"]["arms"][0]["sql_sha256"] = "0" * 64
+    document["stamp"]["ranking"]["arms"][2]["weight"] = 0.9
+
+    results = folder_with(tmp_path, "indexing.json", document)
+
+    assert results.stale == []

@@ -45,6 +45,7 @@ def test_missing_files_are_listed_not_raised(tmp_path: Path):
         "bench/results/mcp.json",
         "bench/results/scale.json",
         "bench/results/docs_build.json",
+        "bench/results/indexing.json",
     ]
     assert results.stale == []
 

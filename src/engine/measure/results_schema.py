@@ -9,12 +9,13 @@ floor was calibrated), which ``quality.py`` merges into ``quality.json``;
 ``benchmarks/scale.py`` writes :class:`ScaleResults` to ``scale.json`` (large synthetic
 stores on both backends, and the HNSW index's recall); ``benchmarks/docs_build.py`` writes
 :class:`DocsBuildResults` to ``docs_build.json`` (what the docs plugin adds to a site's
-build). The docs plugin's
-Measured page reads them back with :func:`read_results`. The dataclasses are the whole schema:
-:mod:`engine.measure.typed_json` turns them into JSON and back, checking every value against
-the type hints, so the writer cannot write what the reader refuses (:func:`write_results` reads
-its text back before it writes), and a file that does not fit fails with one line naming the
-file and the field.
+build); ``benchmarks/indexing.py`` writes :class:`IndexingResults` to ``indexing.json`` (a store
+of real documents indexed before and after the embedding budget, and each budget's answers).
+The docs plugin's Measured page reads them back with :func:`read_results`. The dataclasses
+are the whole schema: :mod:`engine.measure.typed_json` turns them into JSON and back, checking
+every value against the type hints, so the writer cannot write what the reader refuses
+(:func:`write_results` reads its text back before it writes), and a file that does not fit
+fails with one line naming the file and the field.
 
 Every file starts with the same :class:`Stamp`: which benchmark, when, from which commit, on
 which machine, and the :class:`~engine.measure.fingerprint.Ranking` it measured. The docs build
@@ -38,6 +39,7 @@ __all__ = [
     "ABSTENTION",
     "DOCS_BUILD",
     "FORMAT",
+    "INDEXING",
     "LAB",
     "LATENCY",
     "MCP",
@@ -51,6 +53,8 @@ __all__ = [
     "AnswerBytes",
     "ArmAblation",
     "BackendSet",
+    "BudgetGroup",
+    "BudgetPoint",
     "BuildComparison",
     "BuildRuns",
     "Calibration",
@@ -60,6 +64,9 @@ __all__ = [
     "FloorPoint",
     "Fold",
     "Git",
+    "IndexingCorpus",
+    "IndexingResults",
+    "IndexingRun",
     "LabResults",
     "LatencyResults",
     "Lever",
@@ -85,6 +92,7 @@ __all__ = [
     "ScaleStore",
     "ServerStart",
     "SetCalibration",
+    "SharedSetChunks",
     "SiteBuilds",
     "SoakCheck",
     "SoakResults",
@@ -980,6 +988,128 @@ class DocsBuildResults:
         return next((site for site in self.sites if site.name == name), None)
 
 
+# --------------------------------------------------------------------------- indexing
+
+
+@dataclass(frozen=True)
+class IndexingCorpus:
+    """The store of real documents both index runs indexed (built from the machine's docs at
+    run time, sampled by a hash of each document's key)."""
+
+    #: Where the documents came from, in a sentence.
+    source: str
+    #: The share of the machine's ordinary and huge documents sampled.
+    share: float
+    documents: int
+    #: HTML files among them (each the twin of a Markdown page).
+    html: int
+    twins: int
+    #: Documents the machine offered: ordinary, and huge (over 64 chunks).
+    machine_ordinary: int
+    machine_huge: int
+    #: The store's files over 64 chunks, each "path (N chunks)", largest first.
+    huge_files: tuple[str, ...]
+    chunks_in_huge_files: int
+    megabytes: float
+
+
+@dataclass(frozen=True)
+class IndexingRun:
+    """``memsift index`` of the store from scratch by one version of the code, in a fresh
+    process; the counts read from the index it left, the same way for either code."""
+
+    #: "before" (the code the issue measured) or "after" (this commit).
+    code: str
+    #: Which code, e.g. "9a5cde3 (before the budget)" or "this commit".
+    source: str
+    files: int
+    chunks: int
+    #: Distinct texts embedded (vectors in the index).
+    embedded: int
+    #: Chunks whose vector another chunk's identical text supplied.
+    reused: int
+    #: Chunks left without a vector (past their file's embedding budget).
+    past_budget: int
+    #: What ``index --json`` itself reported (its whole-number fields; older code reports fewer).
+    reported: dict[str, int]
+    #: The budget the run embedded with, as its index recorded it (None: code before budgets).
+    embed_chunks_per_file: int | None
+    wall_s: float
+    #: CPU time of the indexing process (user and system), from ``wait4``.
+    cpu_s: float
+    #: Seconds from the start until a lexical ``memsift search --no-vector`` first answered.
+    first_full_text_s: float
+    #: Seconds until the index process returned, every chunk within the budget embedded.
+    fully_indexed_s: float
+    #: Peak resident memory of the indexing process, in MiB.
+    peak_rss_mib: float
+    load_average: LoadWindow
+
+
+@dataclass(frozen=True)
+class BudgetGroup:
+    """One group of known-item questions under one budget: those whose answer lies in a band
+    of chunk numbers of a big file, or those answered by short documents."""
+
+    group: str
+    questions: int
+    ndcg_at_10: float = field(metadata=json_key("ndcg@10"))
+    hit_at_1: float = field(metadata=json_key("hit@1"))
+    hit_at_10: float = field(metadata=json_key("hit@10"))
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    """The store's known-item questions answered with one per-file embedding budget."""
+
+    #: Chunks embedded per file; None: no budget.
+    budget: int | None
+    chunks_with_vector: int
+    chunks_without_vector: int
+    groups: tuple[BudgetGroup, ...]
+    #: Over every question.
+    ndcg_at_10: float = field(metadata=json_key("ndcg@10"))
+    hit_at_10: float = field(metadata=json_key("hit@10"))
+
+
+@dataclass(frozen=True)
+class SharedSetChunks:
+    """A shared evaluation set's largest document in the engine's chunks: any budget at or
+    above it leaves the set's index, and its quality, unchanged."""
+
+    name: str
+    max_chunks_per_document: int
+
+
+@dataclass(frozen=True)
+class IndexingResults:
+    """``indexing.json``: a store of real documents indexed by today's code and by the code
+    before the embedding budget, and the search quality of each budget on that store."""
+
+    stamp: Stamp
+    corpus: IndexingCorpus
+    runs: tuple[IndexingRun, ...]
+    #: The lexical question asked while the index was built.
+    probe_query: str
+    budgets: tuple[BudgetPoint, ...]
+    questions: int
+    #: ``[limits] embed_chunks_per_file``'s default when the file was written.
+    default_budget: int
+    shared_sets: tuple[SharedSetChunks, ...]
+    targets: tuple[Target, ...]
+    load_average_at_start: tuple[float, ...]
+    load_average_at_end: tuple[float, ...]
+    elapsed_s: float
+
+    def __post_init__(self) -> None:
+        codes = [run.code for run in self.runs]
+        if len(set(codes)) != len(codes):
+            raise ValueError(f"a code is listed twice: {codes}")
+
+    def run_of(self, code: str) -> IndexingRun | None:
+        return next((run for run in self.runs if run.code == code), None)
+
+
 # --------------------------------------------------------------------------- the files
 
 
@@ -1028,6 +1158,13 @@ DOCS_BUILD = ResultsFile(
     DocsBuildResults,
     ranked=False,
 )
+INDEXING = ResultsFile(
+    "indexing.json",
+    "indexing",
+    "nice -n 10 python benchmarks/indexing.py --src BEFORE/src",
+    IndexingResults,
+    ranked=False,
+)
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
 #: (arms_doc/measured.py and its template).
@@ -1039,6 +1176,7 @@ PAGE_FILES: tuple[ResultsFile[object], ...] = (
     MCP,
     SCALE,
     DOCS_BUILD,
+    INDEXING,
 )
 
 
