@@ -18,6 +18,10 @@ that do not are priors, and rank only those candidates, through the ``candidates
 assembler provides (every memory in scope when no query arm runs). A prior can reorder what
 the query found; it can never bring in a memory the query did not ask for. A prior may still
 read something of the query that cannot find memories by itself, such as a date it names.
+A prior may also read the CTE ``listing``: it holds one row when that prior ranks alone with
+no query arm (a listing), and then only the prior's first ``?2`` rows in its order (ties by
+path) are needed; the assembler checks that they were enough and otherwise asks for all
+(:func:`engine.ranking.assemble.listed`).
 
 Order matters once: when two memories fuse to the same score, the one the first arm of this
 table ranks higher comes first. Two arms that disagree about a pair (fts puts a memory first
