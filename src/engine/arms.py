@@ -340,20 +340,19 @@ than it gained; the arm stays for the tie, which those sets do not reward.
         sql="""
 SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
 FROM (
-    SELECT * FROM (
-        SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
-        FROM files AS f
-        WHERE {scope} AND f.path IN (SELECT path FROM candidates)
-        LIMIT CASE WHEN EXISTS (SELECT 1 FROM listing) THEN 0 ELSE -1 END
-    )
-    UNION ALL
-    SELECT * FROM (
-        SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
-        FROM files AS f
-        WHERE {scope}
-        ORDER BY moment DESC, f.path
-        LIMIT CASE WHEN EXISTS (SELECT 1 FROM listing) THEN ?2 ELSE 0 END
-    )
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+      AND NOT EXISTS (SELECT 1 FROM listing)
+)
+UNION ALL
+SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+FROM (
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope}
+    ORDER BY moment DESC, f.path
+    LIMIT CASE WHEN EXISTS (SELECT 1 FROM listing) THEN ?2 ELSE 0 END
 )
 """,
         pg_sql="""
@@ -363,13 +362,16 @@ FROM (
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
       AND NOT EXISTS (SELECT 1 FROM listing)
-    UNION ALL
-    (SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
-     FROM files AS f
-     WHERE {scope} AND EXISTS (SELECT 1 FROM listing)
-     ORDER BY moment DESC, f.path
-     LIMIT ?2)
 ) AS dated
+UNION ALL
+SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+FROM (
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope} AND EXISTS (SELECT 1 FROM listing)
+    ORDER BY moment DESC, f.path
+    LIMIT ?2
+) AS newest
 """,
     ),
     Arm(
