@@ -18,6 +18,10 @@ that do not are priors, and rank only those candidates, through the ``candidates
 assembler provides (every memory in scope when no query arm runs). A prior can reorder what
 the query found; it can never bring in a memory the query did not ask for. A prior may still
 read something of the query that cannot find memories by itself, such as a date it names.
+A prior may also read the CTE ``listing``: it holds one row when that prior ranks alone with
+no query arm (a listing), and then only the prior's first ``?2`` rows in its order (ties by
+path) are needed; the assembler checks that they were enough and otherwise asks for all
+(:func:`engine.ranking.assemble.listed`).
 
 Order matters once: when two memories fuse to the same score, the one the first arm of this
 table ranks higher comes first. Two arms that disagree about a pair (fts puts a memory first
@@ -323,7 +327,11 @@ relevant memories in favour of the newer one, which is usually the one still tru
 
 Like every arm that does not read the query, it ranks only the candidates the query arms
 found (every memory in scope when no query arm runs), so it can reorder relevant memories
-but never bring in an irrelevant one. Memories with the same moment share a rank. Its weight
+but never bring in an irrelevant one. Memories with the same moment share a rank. When it
+ranks alone, with no query arm ("what is recent"), the statement needs only its first
+candidates, newest first: they are read in order from the index on the moment (a `LIMIT`, not a
+ranking of every memory in scope), and the statement checks that no memory further down could
+have reached the hits (see `listing` in engine/ranking/assemble.py). Its weight
 is a fiftieth of a query arm's: enough to settle an exact tie in favour of the newer memory,
 too little to outvote the query. Measured on every evaluation set, including dated chat
 histories where the message asked about is usually an old one, any heavier weight cost more
@@ -335,6 +343,16 @@ FROM (
     SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+      AND NOT EXISTS (SELECT 1 FROM listing)
+)
+UNION ALL
+SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+FROM (
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope}
+    ORDER BY moment DESC, f.path
+    LIMIT CASE WHEN EXISTS (SELECT 1 FROM listing) THEN ?2 ELSE 0 END
 )
 """,
         pg_sql="""
@@ -343,7 +361,17 @@ FROM (
     SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
     FROM files AS f
     WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+      AND NOT EXISTS (SELECT 1 FROM listing)
 ) AS dated
+UNION ALL
+SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+FROM (
+    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    FROM files AS f
+    WHERE {scope} AND EXISTS (SELECT 1 FROM listing)
+    ORDER BY moment DESC, f.path
+    LIMIT ?2
+) AS newest
 """,
     ),
     Arm(

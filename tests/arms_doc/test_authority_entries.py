@@ -100,11 +100,11 @@ def test_the_page_shows_each_signal_and_the_statement_applies_it(tmp_path: Path)
     assert "## Authority" in page
     assert "| [pinned](#pinned) | `pinned` | cap | 0.5 |" in page
     assert "Pinned memories first." in page
-    assert "weighed.authority" in page
+    assert "fused_score * authority" in page
 
 
 def test_a_page_without_signals_has_no_authority_section(tmp_path: Path):
     registry = tmp_path / "arms.py"
     registry.write_text(SNAPSHOT, encoding="utf-8")
     page = generate_page(registry, display="arms.py").markdown
-    assert "## Authority" not in page and "weighed" not in page
+    assert "## Authority" not in page and "fused_score * authority" not in page

@@ -126,8 +126,9 @@ def test_dropping_the_fts_arm_removes_1_and_keeps_2_3_4():
     assert placeholders(assemble(NO_TERMS).sql) == {2, 3, 4}
 
 
-def test_priors_alone_use_only_the_final_limit():
-    assert placeholders(assemble(PRIORS_ONLY).sql) == {3}
+def test_priors_alone_use_the_candidate_limit_and_the_final_limit():
+    # Recency listing alone gives only its first ?2 rows (read in order from the moment index).
+    assert placeholders(assemble(PRIORS_ONLY).sql) == {2, 3}
 
 
 SCOPE = "(f.kind IN (?7, ?8) AND f.archived = 0)"
@@ -267,15 +268,14 @@ def test_statement_ends_with_the_final_limit():
 
 def test_statement_orders_by_score_then_the_lead_arm_then_path():
     assert (
-        "ORDER BY score DESC, fused.fts_rank IS NULL, fused.fts_rank, fused.path"
-        in assemble(ALL).sql
+        "ORDER BY score DESC, fts_rank IS NULL, fts_rank, path" in assemble(ALL).sql
     )
 
 
 def test_without_authority_signals_the_score_is_the_fused_sum():
     sql = assemble(ALL, authority=()).sql
-    assert "weighed" not in sql
-    assert "fused.score AS score" in sql and "1.0 AS authority" in sql
+    assert "json_each(f.tags)" not in sql
+    assert "fused_score AS score" in sql and "1.0 AS authority" in sql
 
 
 # --- executed on a real index --------------------------------------------------------------

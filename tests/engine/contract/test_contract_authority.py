@@ -107,6 +107,6 @@ def test_json_output_carries_authority(indexed, hash_embedder):
 def test_the_sign_of_the_score_decides_multiply_or_divide(dialect):
     sql = assemble(Available(), dialect_name=dialect).sql
     assert (
-        "CASE WHEN fused.score >= 0 THEN fused.score * weighed.authority "
-        "ELSE fused.score / weighed.authority END" in sql
+        "CASE WHEN fused_score >= 0 THEN fused_score * authority "
+        "ELSE fused_score / authority END" in sql
     )
