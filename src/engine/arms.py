@@ -121,7 +121,9 @@ each chunk's `tsvector`, made by PostgreSQL's own parser and English stemmer, ho
 with the column it came from (a title match counts four, a tag two, a body word one); the chunk
 keeps its length in words, and the store its count of chunks and of words, so a word's rarity
 and a chunk's length weigh as they do in FTS5. A quoted phrase must still occur as a phrase,
-but its words score one by one (FTS5 scores the phrase as one term).
+but its words score one by one (FTS5 scores the phrase as one term). A word limited to a part
+of the memory (`title:`, `tags:`, `body:`) asks for that part's label (`'release':A`), so it
+matches and counts only there, as an FTS5 column filter does.
 """,
         sql="""
 WITH best AS MATERIALIZED (
@@ -162,15 +164,16 @@ FROM (
 """,
         pg_sql="""
 WITH query AS MATERIALIZED (
-    SELECT websearch_to_tsquery('memsift', CAST(?1 AS text)) AS match
+    SELECT to_tsquery('memsift', CAST(?1 AS text)) AS match
 ),
 words AS MATERIALIZED (
-    SELECT DISTINCT replace(w[1], '''''', '''') AS lexeme
+    SELECT DISTINCT replace(w[1], '''''', '''') AS lexeme, coalesce(w[4], '') AS labels
     FROM query AS q
-    CROSS JOIN regexp_matches(CAST(q.match AS text), '''(([^'']|'''')*)''', 'g') AS w
+    CROSS JOIN regexp_matches(CAST(q.match AS text), '''(([^'']|'''')*)''(:([A-D]+))?', 'g')
+         AS w
 ),
 asked AS MATERIALIZED (
-    SELECT coalesce(array_agg(lexeme), '{}') AS lexemes FROM words
+    SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lexemes FROM words
 ),
 totals AS MATERIALIZED (
     SELECT greatest(chunks, 1) AS n,
@@ -178,7 +181,7 @@ totals AS MATERIALIZED (
     FROM fts_totals
 ),
 idf AS MATERIALIZED (
-    SELECT w.lexeme AS lexeme,
+    SELECT w.lexeme AS lexeme, w.labels AS labels,
            greatest(ln((t.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
     FROM words AS w
     CROSS JOIN totals AS t
@@ -186,7 +189,9 @@ idf AS MATERIALIZED (
         SELECT CAST(count(*) AS float8) AS hits
         FROM chunks AS c
         WHERE c.terms @@ CAST('''' || replace(replace(w.lexeme, chr(92), chr(92) || chr(92)),
-                                          '''', '''''') || '''' AS tsquery)
+                                          '''', '''''') || ''''
+                              || CASE w.labels WHEN '' THEN '' ELSE ':' || w.labels END
+                              AS tsquery)
     ) AS h
 ),
 scored AS MATERIALIZED (
@@ -197,8 +202,10 @@ scored AS MATERIALIZED (
                  AS u
             JOIN idf AS i ON i.lexeme = u.lexeme
             CROSS JOIN LATERAL (
-                SELECT sum(CASE l WHEN 'A' THEN 4.0 WHEN 'B' THEN 2.0 ELSE 1.0 END) AS freq
+                SELECT coalesce(sum(CASE l WHEN 'A' THEN 4.0 WHEN 'B' THEN 2.0 ELSE 1.0 END), 0)
+                       AS freq
                 FROM unnest(u.weights) AS l
+                WHERE i.labels = '' OR strpos(i.labels, l) > 0
             ) AS tf) AS score
     FROM chunks AS c
     CROSS JOIN query AS q

@@ -41,8 +41,6 @@ class SearchSession(Protocol):
 
     #: The SQL dialect the arms' fragments are taken in (engine.ranking.contract.DIALECTS).
     dialect: str
-    #: Whether a query's column prefixes (``title:``) limit its terms to those columns.
-    column_filters: bool
     #: Whether the last search failed only because a connection kept from an earlier search
     #: was dropped by the server: a search only reads, so it is run once more.
     lost: bool

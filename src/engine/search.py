@@ -347,11 +347,6 @@ def run_search(
         result.vector_search = db.vector_search()
     if terms.truncated:
         result.notes.append(f"query cut to its first {len(terms.terms)} terms")
-    if terms.filtered and not db.column_filters and match is not None:
-        result.notes.append(
-            "column prefixes (title:, body:, tags:) are not applied on this backend: "
-            "their terms match any column"
-        )
     if not assembly.sql:
         return result
     time_from, time_to = window.bounds() if window else (None, None)

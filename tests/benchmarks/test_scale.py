@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from scale import still_valid
 
 from engine.arms import ARMS
@@ -80,3 +81,26 @@ def test_postgresql_figures_searched_with_another_work_mem_are_not_kept(tmp_path
     assert {s.backend for s in earlier.stores} == {"sqlite", "postgresql"}
     assert {s.backend for s in after.stores} == {"sqlite"}
     assert after.settings.search_work_mem == other
+
+
+# The benchmark's query picker keeps its read connection for the whole run and never closes it.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_no_ef_search_values_measure_postgresql_exactly_without_building_hnsw(pg_url, tmp_path):
+    from argparse import Namespace
+
+    from scale import postgres_store
+
+    from engine.pg.driver import connect
+    from engine.pg.schema import has_hnsw
+    from engine.pg.target import DatabaseTarget
+
+    args = Namespace(queries=3, warmup=0, budget=0.0, ef_search=[], maintenance_mem="64MB")
+    measured = postgres_store(args, pg_url, 200)
+    conn = connect(DatabaseTarget(pg_url, "scale"), readonly=True, vectors=False)
+    try:
+        built = has_hnsw(conn)
+    finally:
+        conn.close()
+
+    assert [way["vector_index"] for way in measured["searches"]] == ["exact"]
+    assert (measured["hnsw_build_s"], measured["hnsw_mib"], built) == (None, None, False)

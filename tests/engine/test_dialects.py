@@ -48,7 +48,7 @@ def test_both_scopes_bind_the_same_values_in_the_same_order():
 def test_the_postgresql_statement_is_made_of_the_arms_postgresql_fragments():
     sql = assemble(TYPICAL, "1", dialect_name="postgresql").sql
 
-    assert "websearch_to_tsquery" in sql and "<=>" in sql
+    assert "to_tsquery" in sql and "<=>" in sql
     assert "bm25" not in sql and "vec_chunks" not in sql
 
 

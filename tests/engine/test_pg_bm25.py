@@ -75,6 +75,15 @@ NOTES = {
         """,
 }
 QUERIES = ["cluster", "backup", "cluster backup", "cluster drill", "nightly reports", "rack"]
+#: Column prefixes: FTS5 column filters on SQLite, weight labels (A title, B tags, D body) on
+#: PostgreSQL; each keeps only the memories holding the word in that part, ranked alike.
+PREFIXED = [
+    "title:backup",
+    "tags:backup",
+    "body:backup",
+    "title:cluster backup",
+    "tag:backup cluster",
+]
 FTS_ONLY = {"vector": 0.0, "recency": 0.0, "salience": 0.0, "time": 0.0}
 
 
@@ -126,7 +135,7 @@ def totals_match_the_chunks(url: str) -> bool:
     return kept == counted
 
 
-@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("query", QUERIES + PREFIXED)
 def test_the_fts_arm_ranks_as_fts5_bm25_ranks_the_same_store(notes, monkeypatch, pg_url, query):  # type: ignore[no-untyped-def]
     on_postgresql = fts_ranking(notes, query)
     backend(None, monkeypatch)

@@ -49,7 +49,7 @@ def schema_conn(pg_url):
 def values(scope_values):
     return bind(
         {
-            "match": '"staging" "database"',
+            "match": "'staging' & 'database':A",  # to_tsquery text, as engine.pg.tsquery writes it
             "candidate_limit": 10,
             "limit": 5,
             "query_vector": np.ones(4, dtype="<f4").tobytes(),

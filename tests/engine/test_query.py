@@ -421,14 +421,6 @@ def test_any_other_colon_is_a_separator_and_never_a_filter(text):
     assert not terms.filtered and ":" not in "".join(terms.words)
 
 
-def test_a_backend_without_column_filters_gets_the_bare_terms():
-    terms = sanitize("title:release cadence")
-    assert (terms.all_form(columns=False), terms.any_form(columns=False)) == (
-        '"release" AND "cadence"',
-        '"release" OR "cadence"',
-    )
-
-
 def test_a_column_filter_matches_only_that_column(fts):
     conn = fts
     conn.execute("INSERT INTO t(rowid, title, body) VALUES (100, 'release cadence', 'weekly')")

@@ -5,8 +5,8 @@ the arms' PostgreSQL fragments, the scope, the placeholders, abstention and the 
 this module only runs the probe, the statement and the lookups around it on a read-only
 connection in the store's schema.
 
-The full-text query is the same terms as on SQLite, written for ``websearch_to_tsquery`` (which
-never raises on any input): quoted terms side by side require all of them, ``or`` between them
+The full-text query is the same terms as on SQLite, column prefixes included, written as
+``to_tsquery`` text by :mod:`engine.pg.tsquery`: ``&`` between them requires all of them, ``|``
 accepts any.
 """
 
@@ -24,6 +24,7 @@ from engine.pg.floor import PgFloorPlace, probe_best
 from engine.pg.indexdb import vector_coverage
 from engine.pg.schema import has_hnsw, require_index, require_layout
 from engine.pg.target import DatabaseTarget
+from engine.pg.tsquery import all_text, any_text
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
 from engine.ranking.query import QueryTerms
@@ -37,22 +38,14 @@ __all__ = [
 #: Does some chunk in scope hold every term? (The SQLite probe's question, in PostgreSQL.)
 PROBE = (
     "SELECT 1 FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
-    "WHERE c.terms @@ websearch_to_tsquery('memsift', CAST(?1 AS text)) AND {scope} LIMIT 1"
+    "WHERE c.terms @@ to_tsquery('memsift', CAST(?1 AS text)) AND {scope} LIMIT 1"
 )
-
-
-def websearch_text(fts5_form: str) -> str:
-    """An FTS5 form of :class:`engine.ranking.query.QueryTerms` as websearch text: its terms are
-    quoted and hold no quote, so ``" AND "`` and ``" OR "`` occur only between terms."""
-    return fts5_form.replace('" AND "', '" "').replace('" OR "', '" or "')
 
 
 class PgSearchBackend:
     """Searches of one team store, on one read-only connection kept open between them."""
 
     dialect = "postgresql"
-    #: ``title:``/``body:``/``tags:`` prefixes are not applied here (see run_search's note).
-    column_filters = False
 
     def __init__(self, target: DatabaseTarget) -> None:
         self.target = target
@@ -153,12 +146,10 @@ class PgSearchBackend:
 
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
         """As on SQLite: the all-terms form when some chunk in scope holds every term."""
-        # websearch text has no column filters: the terms match any column (the result says so)
-        all_form, any_form = terms.all_form(columns=False), terms.any_form(columns=False)
-        if all_form is None or any_form is None:
+        every, some = all_text(terms), any_text(terms)
+        if every is None or some is None:
             return None, None
-        every, some = websearch_text(all_form), websearch_text(any_form)
-        if all_form == any_form:
+        if every == some:  # one word: nothing to choose
             return every, "all"
         probe = PROBE.replace("{scope}", scope.sql)
         if self.conn.execute(probe, bind({"match": every}, scope.values)).fetchone():

@@ -16,8 +16,9 @@ other qualifiers stay, because a memory and its wrong-fact twin often differ by 
 A term may name the column it must occur in, as a search box lets one: ``title:cadence``,
 ``tags:deploy`` (or ``tag:``), ``body:"connection pool"``. The prefix is a filter, never a
 query word, and becomes an FTS5 column filter (``title : "cadence"``); a colon anywhere else is
-a separator like any other punctuation. A backend that cannot filter by column binds the bare
-term (:meth:`QueryTerms.all_form` with ``columns=False``) and says so.
+a separator like any other punctuation. PostgreSQL writes the same terms, with the same
+columns, as ``to_tsquery`` text (:mod:`engine.pg.tsquery`), from :meth:`QueryTerms.all_terms`
+and :meth:`QueryTerms.any_terms`.
 """
 
 from __future__ import annotations
@@ -73,23 +74,16 @@ class QueryTerms:
     def words(self) -> tuple[str, ...]:
         return tuple(word for term in self.terms for word in term)
 
-    def _content(self) -> list[tuple[tuple[str, ...], str | None]]:
-        """(term, column) of the terms that carry meaning: single stop words out (phrases and
-        column-filtered terms stay), unless stop words are all there is."""
+    def all_terms(self) -> list[tuple[tuple[str, ...], str | None]]:
+        """(term, column) of every term the all-terms form requires: single stop words out
+        (phrases and column-filtered terms stay), unless stop words are all there is."""
         pairs = [(t, self.column_of(i)) for i, t in enumerate(self.terms)]
         kept = [(t, c) for t, c in pairs if len(t) > 1 or c is not None or t[0] not in STOP_WORDS]
         return kept or pairs
 
-    def all_form(self, *, columns: bool = True) -> str | None:
-        """Every content term required; None when there are no terms. ``columns=False``
-        drops the column filters (for a backend without them)."""
-        return (
-            " AND ".join(filtered(quote(t), c if columns else None) for t, c in self._content())
-            or None
-        )
-
-    def any_form(self, *, columns: bool = True) -> str | None:
-        """Any word suffices; stop words are dropped unless they are all there is.
+    def any_terms(self) -> list[tuple[tuple[str, ...], str | None]]:
+        """(word, column) of the words the any-word form accepts, each a one-word term; stop
+        words are dropped unless they are all there is.
 
         Phrases are opened into their words here: this is the lenient form, bound only when
         no memory holds every term, and a quoted span in natural text (a line of dialogue, a
@@ -97,14 +91,18 @@ class QueryTerms:
         A filtered phrase's words keep its column.
         """
         pairs = list(
-            dict.fromkeys(
-                (w, self.column_of(i) if columns else None)
-                for i, t in enumerate(self.terms)
-                for w in t
-            )
+            dict.fromkeys(((w,), self.column_of(i)) for i, t in enumerate(self.terms) for w in t)
         )
-        kept = [(w, c) for w, c in pairs if c is not None or w not in STOP_WORDS]
-        return " OR ".join(filtered(quote((w,)), c) for w, c in (kept or pairs)) or None
+        kept = [(w, c) for w, c in pairs if c is not None or w[0] not in STOP_WORDS]
+        return kept or pairs
+
+    def all_form(self) -> str | None:
+        """Every content term required, as FTS5 text; None when there are no terms."""
+        return " AND ".join(filtered(quote(t), c) for t, c in self.all_terms()) or None
+
+    def any_form(self) -> str | None:
+        """Any content word suffices, as FTS5 text (see :meth:`any_terms`)."""
+        return " OR ".join(filtered(quote(w), c) for w, c in self.any_terms()) or None
 
 
 def filtered(term: str, column: str | None) -> str:

@@ -42,8 +42,6 @@ class SqliteSearch:
     """Searches of one store's ``index.db`` (its state plane attached once there is one)."""
 
     dialect = "sqlite"
-    #: ``title:``/``body:``/``tags:`` prefixes become FTS5 column filters.
-    column_filters = True
     #: A file on this machine never drops a connection between searches.
     lost = False
 

@@ -105,28 +105,37 @@ def test_snippet_highlights_query_words_and_stays_short(indexed, hash_embedder):
 # --- the statement and its numbered placeholders ---------------------------------------------
 
 
-def test_dropped_vector_arm_leaves_other_placeholders_numbered(indexed):
+def match_text(backend, word: str) -> str:  # type: ignore[no-untyped-def]
+    """One word as ?1 binds it: FTS5 text on SQLite, ``to_tsquery`` text on PostgreSQL."""
+    return f'"{word}"' if backend.name == "sqlite" else f"'{word}'"
+
+
+def test_dropped_vector_arm_leaves_other_placeholders_numbered(indexed, backend):
     store = indexed({"a.md": memory("Alpha", "alpha beta", kind="semantic")})
     result = search(store, "alpha", use_vector=False, scope=ScopeSpec(kinds=("semantic",)))
     assert "?4" not in result.sql
     assert all(f"?{n}" in result.sql for n in (1, 2, 3, 7))
-    assert result.params == ('"alpha"', CANDIDATE_LIMIT, 10, None, None, None, '["semantic"]')
+    assert result.params == (
+        match_text(backend, "alpha"), CANDIDATE_LIMIT, 10, None, None, None, '["semantic"]'
+    )
 
 
-def test_bound_tuple_stops_at_the_highest_placeholder(indexed):
+def test_bound_tuple_stops_at_the_highest_placeholder(indexed, backend):
     store = indexed({"a.md": memory("Alpha", "alpha beta")})
     result = search(store, "alpha", use_vector=False)
     assert "?4" not in result.sql and "?5" not in result.sql
-    assert result.params == ('"alpha"', CANDIDATE_LIMIT, 10)
+    assert result.params == (match_text(backend, "alpha"), CANDIDATE_LIMIT, 10)
 
 
-def test_explain_shows_the_statement_and_every_bound_value_by_its_number(indexed, hash_embedder):
+def test_explain_shows_the_statement_and_every_bound_value_by_its_number(
+    indexed, backend, hash_embedder
+):
     store = indexed({"a.md": memory("Alpha", "alpha beta", kind="semantic")})
     result = search(store, "alpha", embedder=hash_embedder, scope=ScopeSpec(kinds=("semantic",)))
     shown = result.to_json(explain=True)
     assert shown["sql"] == result.sql and "?4" in result.sql
     assert shown["params"] == [
-        '"alpha"',
+        match_text(backend, "alpha"),
         CANDIDATE_LIMIT,
         10,
         f"<float32[{hash_embedder.dim}] query vector>",
@@ -386,20 +395,41 @@ def test_a_searcher_answers_many_queries_on_one_connection(indexed, hash_embedde
 # --- column prefixes -------------------------------------------------------------------------
 
 
-def test_a_title_prefix_finds_the_word_in_titles_only_or_says_it_cannot(indexed, backend):
-    store = indexed(
+@pytest.fixture
+def parts(indexed):  # type: ignore[no-untyped-def]
+    """The same words in a title, in a body, in a tag."""
+    return indexed(
         {
             "cadence.md": memory("Release cadence", "We ship every second Tuesday."),
             "notes.md": memory("Weekly notes", "The release cadence came up again."),
+            "tagged.md": memory("Calendar", "Dates of the year.", tags="[cadence]"),
         }
     )
-    result = search(store, "title:cadence", use_vector=False)
-    found = {hit.path for hit in result.hits}
-    if backend.name == "sqlite":  # an FTS5 column filter
-        assert (found, result.notes) == ({"cadence.md"}, [])
-    else:  # websearch text has no columns: both match, and the account says why
-        assert found == {"cadence.md", "notes.md"}
-        assert any("column prefixes" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("title:cadence", {"cadence.md"}),
+        ("body:cadence", {"notes.md"}),
+        ("tags:cadence", {"tagged.md"}),
+        ("tag:cadence", {"tagged.md"}),
+        ("cadence", {"cadence.md", "notes.md", "tagged.md"}),
+    ],
+)
+def test_a_column_prefix_finds_the_word_in_that_part_only(parts, query, found):
+    result = search(parts, query, use_vector=False)
+    assert ({hit.path for hit in result.hits}, result.notes) == (found, [])
+
+
+def test_a_prefixed_phrase_must_occur_as_a_phrase_in_that_part(parts):
+    hits = search(parts, 'body:"release cadence"', use_vector=False).hits
+    assert [hit.path for hit in hits] == ["notes.md"]
+
+
+def test_a_prefix_limits_only_the_word_after_it(parts):
+    hits = search(parts, "title:release cadence", use_vector=False).hits
+    assert [hit.path for hit in hits] == ["cadence.md"]
 
 
 def test_a_column_prefix_is_never_a_query_word(indexed):
