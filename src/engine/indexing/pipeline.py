@@ -263,6 +263,21 @@ def still_current(root: Path, item: Parsed, max_bytes: int) -> bool:
     return content_digest(data) == item.content_hash
 
 
+def write_current(
+    root: Path,
+    rows: Sequence[tuple[Parsed, FileRow]],
+    max_bytes: int,
+    write: Callable[[FileRow], None],
+) -> list[Parsed]:
+    """Write the rows of the files that still hold what they were parsed from (see
+    :func:`still_current`) and return those files. The caller holds its backend's write lock
+    around this call; the rows were made (chunked) before it, since that takes a while."""
+    current = [(item, row) for item, row in rows if still_current(root, item, max_bytes)]
+    for _, row in current:
+        write(row)
+    return [item for item, _ in current]
+
+
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):

@@ -25,7 +25,7 @@ from engine.indexing.pipeline import (
     Parsed,
     Progress,
     Touch,
-    still_current,
+    write_current,
 )
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
@@ -97,14 +97,12 @@ class PgIndexWriter:
         rows = [(item, item.row) for item in batch]  # chunked before the lock: it takes a while
         with self.conn:
             indexdb.lock_rows(self.conn)
-            current = [
-                (item, row)
-                for item, row in rows
-                if still_current(self.store.root, item, self.max_file_bytes)
-            ]
-            for _, row in current:
-                indexdb.write_file(self.conn, row)
-        return [item for item, _ in current]
+            return write_current(
+                self.store.root,
+                rows,
+                self.max_file_bytes,
+                lambda row: indexdb.write_file(self.conn, row),
+            )
 
     def touch_files(self, touched: list[Touch]) -> None:
         with self.conn:

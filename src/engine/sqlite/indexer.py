@@ -30,7 +30,7 @@ from engine.indexing.pipeline import (
     Progress,
     Touch,
     changes_since,
-    still_current,
+    write_current,
 )
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
@@ -122,14 +122,12 @@ class SqliteIndexWriter:
     def write_files(self, batch: list[Parsed]) -> list[Parsed]:
         rows = [(item, item.row) for item in batch]  # chunked before the lock: it takes a while
         with immediate(self.conn):
-            current = [
-                (item, row)
-                for item, row in rows
-                if still_current(self.store.root, item, self.max_file_bytes)
-            ]
-            for _, row in current:
-                indexdb.write_file(self.conn, row)
-        return [item for item, _ in current]
+            return write_current(
+                self.store.root,
+                rows,
+                self.max_file_bytes,
+                lambda row: indexdb.write_file(self.conn, row),
+            )
 
     def touch_files(self, touched: list[Touch]) -> None:
         with self.conn:
