@@ -135,9 +135,7 @@ def test_the_embedding_budget_must_be_a_positive_whole_number(tmp_path, value, p
 
 @pytest.mark.parametrize("key", ["embed_chunks_per_file", "max_file_bytes"])
 @pytest.mark.parametrize("value", ["9223372036854775808", "9" * 20])
-def test_a_limit_past_64_bits_is_named_not_an_overflow_at_the_first_statement(
-    tmp_path, key, value
-):
+def test_a_limit_past_64_bits_is_named_not_an_overflow_later(tmp_path, key, value):
     # tomllib reads any whole number; SQLite and PostgreSQL bind at most 2**63 - 1.
     message = error_for(tmp_path, f"[limits]\n{key} = {value}\n")
     assert message.startswith(f"[limits] {key} = ")
