@@ -20,7 +20,10 @@ the next build, under a key made of:
 - the SQLite that prepared the statements (the files of apsw and sqlite-vec).
 
 Any change to one of these is another key, and the pages are rendered afresh. The folder
-keeps the latest pages only. A folder that cannot be read or written is no cache.
+keeps the latest pages only. A folder that cannot be read or written is no cache. Pages
+rendered by a process whose imported code has changed on disk since it started (a ``mkdocs
+serve`` left running while the engine is edited) are made by the old code under the new
+code's key: they are kept in that process only (:func:`code_as_loaded`).
 """
 
 from __future__ import annotations
@@ -56,14 +59,21 @@ class Stored:
 _STORED: dict[str, Stored] = {}
 
 
+#: The imported packages' files (:func:`signatures`) when this process first made a key.
+_LOADED: list[str] | None = None
+
+
 def recall_or_render(key: str, render: Callable[[], Stored]) -> Stored:
-    """The pages stored under ``key``, else ``render()``'s, stored for the next build."""
+    """The pages stored under ``key``, else ``render()``'s, stored for the next build unless
+    the code this process imported has changed on disk since (:func:`code_as_loaded`)."""
+    as_loaded = code_as_loaded()  # on every build: the first one is the process's snapshot
     if key in _STORED:
         return _STORED[key]
     stored = read_stored(key)
     if stored is None:
         stored = render()
-        write_stored(key, stored)
+        if as_loaded:
+            write_stored(key, stored)
     _STORED.clear()  # one entry: the pages as they are now
     _STORED[key] = stored
     return stored
@@ -141,16 +151,40 @@ def code_folders(source_root: Path) -> list[Path]:
             for entry in sorted(source_root.iterdir())
             if entry.is_dir() and (entry / "__init__.py").is_file()
         ]
-    for package in ("arms_doc", "engine"):
-        spec = find_spec(package)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            folders.append(Path(location))
+    folders += imported_folders()
     unique: list[Path] = []
     for folder in folders:
         resolved = folder.resolve()
         if resolved not in unique:
             unique.append(resolved)
     return unique
+
+
+def code_as_loaded() -> bool:
+    """Whether the installed ``arms_doc`` and ``engine`` packages' files are as they were when
+    this process first made a key.
+
+    A process keeps the modules it imported: after an edit, a rebuild of ``mkdocs serve``
+    renders with the old code under the key of the new files. Kept in the cache folder, that
+    page would be the next build's, with the new code, until something else changed; so it
+    is kept in this process only.
+    """
+    global _LOADED
+    now = [line for folder in imported_folders() for line in signatures(folder)]
+    if _LOADED is None:
+        _LOADED = now
+    return now == _LOADED
+
+
+def imported_folders() -> list[Path]:
+    """The folders of the installed ``arms_doc`` and ``engine`` packages: the code a build
+    imports to render the pages."""
+    folders: list[Path] = []
+    for package in ("arms_doc", "engine"):
+        spec = find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folders.append(Path(location))
+    return folders
 
 
 def read_stored(key: str) -> Stored | None:
@@ -190,4 +224,6 @@ def write_stored(key: str, stored: Stored) -> None:
 
 def forget_all() -> None:
     """Forget what this process remembered (for tests: as a new process starts)."""
+    global _LOADED
     _STORED.clear()
+    _LOADED = None
