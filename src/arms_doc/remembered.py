@@ -23,7 +23,7 @@ Any change to one of these is another key, and the pages are rendered afresh. Th
 keeps the latest pages only. A folder that cannot be read or written is no cache. Pages
 rendered by a process whose imported code has changed on disk since it started (a ``mkdocs
 serve`` left running while the engine is edited) are made by the old code under the new
-code's key: they are kept in that process only (:func:`code_as_loaded`).
+code's key: they are kept in that process only (:func:`arms_doc.loaded.code_as_loaded`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
+from arms_doc import loaded
+from arms_doc.loaded import code_as_loaded, signatures
 from arms_doc.verdicts import cache_folder, verdict_key
 
 #: Names the cache's files; the rest of the name is the key.
@@ -59,13 +61,9 @@ class Stored:
 _STORED: dict[str, Stored] = {}
 
 
-#: The imported packages' files (:func:`signatures`) when this process first made a key.
-_LOADED: list[str] | None = None
-
-
 def recall_or_render(key: str, render: Callable[[], Stored]) -> Stored:
     """The pages stored under ``key``, else ``render()``'s, stored for the next build unless
-    the code this process imported has changed on disk since (:func:`code_as_loaded`)."""
+    the code this process imported has changed on disk since (:mod:`arms_doc.loaded`)."""
     as_loaded = code_as_loaded()  # on every build: the first one is the process's snapshot
     if key in _STORED:
         return _STORED[key]
@@ -114,17 +112,6 @@ def content(file: Path) -> str:
         return f"unreadable {type(exc).__name__}"
 
 
-def signatures(folder: Path) -> Iterator[str]:
-    """Each file under ``folder`` (bytecode caches left out): path, size, modification time."""
-    for current, folders, files in os.walk(folder):
-        folders[:] = sorted(name for name in folders if name != "__pycache__")
-        for name in sorted(files):
-            path = os.path.join(current, name)
-            with suppress(OSError):
-                found = os.stat(path)
-                yield f"{path} {found.st_size} {found.st_mtime_ns}"
-
-
 def library_signatures(package: str, pattern: str) -> Iterator[str]:
     """The files of an installed package's compiled library, found without importing it."""
     spec = find_spec(package)
@@ -151,40 +138,13 @@ def code_folders(source_root: Path) -> list[Path]:
             for entry in sorted(source_root.iterdir())
             if entry.is_dir() and (entry / "__init__.py").is_file()
         ]
-    folders += imported_folders()
+    folders += loaded.imported_folders()
     unique: list[Path] = []
     for folder in folders:
         resolved = folder.resolve()
         if resolved not in unique:
             unique.append(resolved)
     return unique
-
-
-def code_as_loaded() -> bool:
-    """Whether the installed ``arms_doc`` and ``engine`` packages' files are as they were when
-    this process first made a key.
-
-    A process keeps the modules it imported: after an edit, a rebuild of ``mkdocs serve``
-    renders with the old code under the key of the new files. Kept in the cache folder, that
-    page would be the next build's, with the new code, until something else changed; so it
-    is kept in this process only.
-    """
-    global _LOADED
-    now = [line for folder in imported_folders() for line in signatures(folder)]
-    if _LOADED is None:
-        _LOADED = now
-    return now == _LOADED
-
-
-def imported_folders() -> list[Path]:
-    """The folders of the installed ``arms_doc`` and ``engine`` packages: the code a build
-    imports to render the pages."""
-    folders: list[Path] = []
-    for package in ("arms_doc", "engine"):
-        spec = find_spec(package)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            folders.append(Path(location))
-    return folders
 
 
 def read_stored(key: str) -> Stored | None:
@@ -224,6 +184,5 @@ def write_stored(key: str, stored: Stored) -> None:
 
 def forget_all() -> None:
     """Forget what this process remembered (for tests: as a new process starts)."""
-    global _LOADED
     _STORED.clear()
-    _LOADED = None
+    loaded.forget()

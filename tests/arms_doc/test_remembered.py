@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from arms_doc_testing import LATENCY_FIXTURE, QUALITY_FIXTURE, SNAPSHOT_REGISTRY
 
-from arms_doc import pages, provenance, remembered, verdicts
+from arms_doc import loaded, pages, provenance, remembered, verdicts
 from arms_doc.pages import Sources, render_pages
 from arms_doc.reader import RegistryError
 from arms_doc.render import environment
@@ -171,7 +171,7 @@ def imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (package / "assemble.py").write_text("RRF_K = 60\n", encoding="utf-8")
     folders = remembered.code_folders
 
-    monkeypatch.setattr(remembered, "imported_folders", lambda: [package])
+    monkeypatch.setattr(loaded, "imported_folders", lambda: [package])
     monkeypatch.setattr(remembered, "code_folders", lambda root: [*folders(root), package])
     return package
 
