@@ -20,7 +20,10 @@ the next build, under a key made of:
 - the SQLite that prepared the statements (the files of apsw and sqlite-vec).
 
 Any change to one of these is another key, and the pages are rendered afresh. The folder
-keeps the latest pages only. A folder that cannot be read or written is no cache.
+keeps the latest pages only. A folder that cannot be read or written is no cache. Pages
+rendered by a process whose imported code has changed on disk since it started (a ``mkdocs
+serve`` left running while the engine is edited) are made by the old code under the new
+code's key: they are kept in that process only (:func:`arms_doc.loaded.code_as_loaded`).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
+from arms_doc import loaded
+from arms_doc.loaded import code_as_loaded, signatures
 from arms_doc.verdicts import cache_folder, verdict_key
 
 #: Names the cache's files; the rest of the name is the key.
@@ -57,13 +62,16 @@ _STORED: dict[str, Stored] = {}
 
 
 def recall_or_render(key: str, render: Callable[[], Stored]) -> Stored:
-    """The pages stored under ``key``, else ``render()``'s, stored for the next build."""
+    """The pages stored under ``key``, else ``render()``'s, stored for the next build unless
+    the code this process imported has changed on disk since (:mod:`arms_doc.loaded`)."""
+    as_loaded = code_as_loaded()  # on every build: the first one is the process's snapshot
     if key in _STORED:
         return _STORED[key]
     stored = read_stored(key)
     if stored is None:
         stored = render()
-        write_stored(key, stored)
+        if as_loaded:
+            write_stored(key, stored)
     _STORED.clear()  # one entry: the pages as they are now
     _STORED[key] = stored
     return stored
@@ -104,17 +112,6 @@ def content(file: Path) -> str:
         return f"unreadable {type(exc).__name__}"
 
 
-def signatures(folder: Path) -> Iterator[str]:
-    """Each file under ``folder`` (bytecode caches left out): path, size, modification time."""
-    for current, folders, files in os.walk(folder):
-        folders[:] = sorted(name for name in folders if name != "__pycache__")
-        for name in sorted(files):
-            path = os.path.join(current, name)
-            with suppress(OSError):
-                found = os.stat(path)
-                yield f"{path} {found.st_size} {found.st_mtime_ns}"
-
-
 def library_signatures(package: str, pattern: str) -> Iterator[str]:
     """The files of an installed package's compiled library, found without importing it."""
     spec = find_spec(package)
@@ -141,10 +138,7 @@ def code_folders(source_root: Path) -> list[Path]:
             for entry in sorted(source_root.iterdir())
             if entry.is_dir() and (entry / "__init__.py").is_file()
         ]
-    for package in ("arms_doc", "engine"):
-        spec = find_spec(package)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            folders.append(Path(location))
+    folders += loaded.imported_folders()
     unique: list[Path] = []
     for folder in folders:
         resolved = folder.resolve()
@@ -191,3 +185,4 @@ def write_stored(key: str, stored: Stored) -> None:
 def forget_all() -> None:
     """Forget what this process remembered (for tests: as a new process starts)."""
     _STORED.clear()
+    loaded.forget()

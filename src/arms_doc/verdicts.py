@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
 
+from arms_doc.loaded import code_as_loaded
+
 #: Names the cache's files; the rest of the name is the key.
 PREFIX = "arms-doc-prepared-"
 #: Keys that passed in this process.
@@ -60,7 +62,9 @@ def remember_passed(key: str) -> None:
     key (the registry's statements as they are now), so it never grows."""
     _PASSED.add(key)
     folder = cache_folder()
-    if folder is None:
+    # The key holds the rules' files as they are now; a process whose imported code changed
+    # on disk since it started judged by the old rules (see arms_doc.loaded).
+    if folder is None or not code_as_loaded():
         return
     with suppress(OSError):  # a full disk, a folder removed meanwhile: the next build prepares
         for old in folder.glob(f"{PREFIX}*"):

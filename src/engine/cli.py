@@ -25,6 +25,7 @@ from engine.files.store import Store, StoreError, open_store
 from engine.indexing.embedder import EmbedderError
 from engine.indexing.indexer import index_store
 from engine.indexing.progress import EMBED_START, LABELS, Pace, periodic_progress, resume_line
+from engine.ranking.query import bare_prefix_problem
 from engine.ranking.scope import ScopeError, ScopeSpec
 from engine.redact import hide_passwords_of, redact, redacted_traceback
 from engine.search import SearchResult, search, shown_param
@@ -321,6 +322,8 @@ def search_command(
             "the query is empty; say what to look for, in words (`memsift list` shows recent "
             "memories)"
         )
+    if problem := bare_prefix_problem(query):
+        fail(problem)
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
         result = search(

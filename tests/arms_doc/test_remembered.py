@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from arms_doc_testing import LATENCY_FIXTURE, QUALITY_FIXTURE, SNAPSHOT_REGISTRY
 
-from arms_doc import pages, provenance, remembered, verdicts
+from arms_doc import loaded, pages, provenance, remembered, verdicts
 from arms_doc.pages import Sources, render_pages
 from arms_doc.reader import RegistryError
 from arms_doc.render import environment
@@ -160,3 +160,74 @@ def test_a_registry_that_cannot_be_read_stops_every_build(sources: Sources, rend
     for _ in range(2):
         with pytest.raises(RegistryError):
             render_pages(sources)
+
+
+@pytest.fixture
+def imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A package standing for the imported arms_doc and engine: code this process has loaded,
+    which an edit on disk does not change in memory."""
+    package = tmp_path / "imported" / "engine"
+    package.mkdir(parents=True)
+    (package / "assemble.py").write_text("RRF_K = 60\n", encoding="utf-8")
+    folders = remembered.code_folders
+
+    monkeypatch.setattr(loaded, "imported_folders", lambda: [package])
+    monkeypatch.setattr(remembered, "code_folders", lambda root: [*folders(root), package])
+    return package
+
+
+def test_pages_rendered_after_the_loaded_code_changed_on_disk_are_not_kept_for_later_builds(
+    sources: Sources, renders: list[str], imported: Path
+):
+    # mkdocs serve: a rebuild after the engine was edited renders with the code it imported at
+    # start; stored under the edited code's key, a later `mkdocs build` would show that page.
+    render_pages(sources)
+    (imported / "assemble.py").write_text("RRF_K = 61\n", encoding="utf-8")
+    render_pages(sources)  # the serve process: new key, old code in memory
+
+    remembered.forget_all()  # a new process, which imports the edited code
+    render_pages(sources)
+
+    assert len(renders) == 3
+
+
+def test_a_process_whose_code_is_as_loaded_keeps_its_pages(
+    sources: Sources, renders: list[str], imported: Path
+):
+    render_pages(sources)
+    remembered.forget_all()
+    render_pages(sources)
+
+    assert len(renders) == 1
+
+
+def test_pages_render_when_there_is_no_usable_temporary_directory(
+    sources: Sources, renders: list[str], temp_folder: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Not a folder at all (a read-only one cannot be tested as root): Jinja cannot make its
+    # cache folder there, so nothing is remembered across processes, and the build goes on.
+    blocker = temp_folder / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker / "tmp"))
+    environment.cache_clear()
+
+    first = render_pages(sources)
+    remembered.forget_all()
+    again = render_pages(sources)
+
+    assert first.arms == again.arms and len(renders) == 2
+
+
+def test_a_process_that_recalled_its_first_pages_still_notices_its_code_changed(
+    sources: Sources, renders: list[str], imported: Path
+):
+    render_pages(sources)
+    remembered.forget_all()
+    render_pages(sources)  # mkdocs serve starts: the pages from the cache folder
+    (imported / "assemble.py").write_text("RRF_K = 61\n", encoding="utf-8")
+    render_pages(sources)  # a rebuild after the edit, with the code imported at start
+
+    remembered.forget_all()
+    render_pages(sources)
+
+    assert len(renders) == 3

@@ -126,3 +126,27 @@ def test_without_a_private_folder_every_build_prepares(temp_folder: Path, prepar
     check(REGISTRY)
 
     assert len(prepared) == 6
+
+
+def test_a_verdict_reached_after_the_loaded_code_changed_on_disk_is_not_kept_for_later_builds(
+    temp_folder: Path, prepared: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    # mkdocs serve: the rules in memory are the ones imported at start, the key is made of
+    # the files' text now; a pass kept under that key would spare the edited rules' check.
+    from arms_doc import loaded, remembered
+
+    package = temp_folder / "imported" / "arms_doc"
+    package.mkdir(parents=True)
+    (package / "prepare.py").write_text("RULES = 1\n", encoding="utf-8")
+    monkeypatch.setattr(loaded, "imported_folders", lambda: [package])
+    remembered.forget_all()
+    assert loaded.code_as_loaded()  # the process's first build
+    (package / "prepare.py").write_text("RULES = 2\n", encoding="utf-8")
+    check(REGISTRY)
+
+    verdicts.forget_all()  # a new process, which imports the edited rules
+    remembered.forget_all()
+    check(REGISTRY)
+
+    assert len(prepared) == 12
+    remembered.forget_all()

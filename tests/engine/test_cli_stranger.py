@@ -76,3 +76,19 @@ def test_python_dash_m_engine_cli_runs_the_cli():
     )
     assert done.returncode == 0
     assert done.stdout.startswith("memsift ")
+
+
+@pytest.mark.parametrize("query", ["title:", "tags:", "tag: ?", "body:'", 'title:""', "TITLE: :*"])
+def test_a_column_prefix_with_no_word_after_it_is_bad_input_not_a_search(store, query):
+    # It searched the embedding of "title:" and said "no memory holds every query word".
+    result = run("--store", str(store), "search", query)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "limits the word after it to a column" in result.stderr
+    assert "title:release" in result.stderr
+
+
+def test_a_prefix_left_dangling_after_words_does_not_refuse_them(store):
+    result = run("--store", str(store), "search", "topic 3 title:")
+    assert result.exit_code == 0
+    assert "note-3.md" in result.stdout

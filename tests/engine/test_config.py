@@ -133,6 +133,20 @@ def test_the_embedding_budget_must_be_a_positive_whole_number(tmp_path, value, p
     assert message.startswith(f"[limits] embed_chunks_per_file = {value}: {problem}")
 
 
+@pytest.mark.parametrize("key", ["embed_chunks_per_file", "max_file_bytes"])
+@pytest.mark.parametrize("value", ["9223372036854775808", "9" * 20])
+def test_a_limit_past_64_bits_is_named_not_an_overflow_later(tmp_path, key, value):
+    # tomllib reads any whole number; SQLite and PostgreSQL bind at most 2**63 - 1.
+    message = error_for(tmp_path, f"[limits]\n{key} = {value}\n")
+    assert message.startswith(f"[limits] {key} = ")
+    assert "must be at most 9223372036854775807" in message
+
+
+def test_the_largest_64_bit_limit_is_accepted(tmp_path):
+    (tmp_path / "config.toml").write_text("[limits]\nembed_chunks_per_file = 9223372036854775807\n")
+    assert load_config(tmp_path / "config.toml").embed_chunks_per_file == 2**63 - 1
+
+
 def test_the_embedding_budget_is_read_from_limits(tmp_path):
     (tmp_path / "config.toml").write_text("[limits]\nembed_chunks_per_file = 7\n")
     assert load_config(tmp_path / "config.toml").embed_chunks_per_file == 7

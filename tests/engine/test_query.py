@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.ranking.query import MAX_TERMS, STOP_WORDS, QueryTerms, sanitize
+from engine.ranking.query import MAX_TERMS, STOP_WORDS, QueryTerms, bare_prefix, sanitize
 from engine.sqlite.db import connect
 
 # --- tokens --------------------------------------------------------------------------------
@@ -419,6 +419,24 @@ def test_a_filtered_phrase_keeps_its_column_word_by_word_in_the_any_form():
 def test_any_other_colon_is_a_separator_and_never_a_filter(text):
     terms = sanitize(text)
     assert not terms.filtered and ":" not in "".join(terms.words)
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix"),
+    [
+        ("title:", "title:"),
+        ("  Tags: ?!", "Tags:"),
+        ('body:"" tag:', "body:"),
+        ("title::*", "title:"),
+    ],
+)
+def test_a_query_of_column_prefixes_and_no_word_names_its_first_prefix(text, prefix):
+    assert bare_prefix(text) == prefix
+
+
+@pytest.mark.parametrize("text", ["", "?!", "title:release", "release title:", "a:b", "x title:"])
+def test_a_query_with_a_word_or_without_a_prefix_has_no_bare_prefix(text):
+    assert bare_prefix(text) is None
 
 
 def test_a_column_filter_matches_only_that_column(fts):

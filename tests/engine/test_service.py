@@ -211,3 +211,9 @@ def test_the_note_about_dropped_hits_never_pushes_an_answer_over_its_budget(budg
     assert size_of(answer) <= budget and answer["hits"]
     dropped = answer["truncated"]["hits_dropped"]
     assert answer["notes"][0] == "a note" and len(answer["hits"]) + dropped == 30
+
+
+@pytest.mark.parametrize("query", ["title:", "tags: !", "body:\\"])
+def test_search_refuses_a_column_prefix_with_no_word_after_it(service, query):
+    with pytest.raises(ServiceError, match="limits the word after it to a column"):
+        service.search(SearchArgs(query))

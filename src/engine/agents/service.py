@@ -34,6 +34,7 @@ from engine.files.memory import Skip, memory_text, parse_memory
 from engine.files.store import Store
 from engine.indexing.embedder import EmbedderError, make_embedder
 from engine.indexing.freshness import Freshness
+from engine.ranking.query import bare_prefix_problem
 from engine.ranking.scope import ScopeSpec
 from engine.search import Hit, Searcher, SearchResult
 from engine.status import store_status
@@ -189,6 +190,8 @@ class MemoryService:
             raise ServiceError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}")
         if not args.query.strip():
             raise ServiceError("query is empty; say what to look for, in words")
+        if problem := bare_prefix_problem(args.query):
+            raise ServiceError(problem)
         try:
             with self._search_lock:
                 result = self._searcher.search(args.query, limit=args.limit, scope=args.scope)

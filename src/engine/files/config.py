@@ -159,9 +159,15 @@ def memory_amount(value: object) -> str | None:
     return None
 
 
+#: The largest whole number a limit may be: TOML's own bound, which ``tomllib`` does not
+#: enforce, and the largest both SQLite and PostgreSQL can bind (a larger one raised
+#: OverflowError at the first statement that bound it).
+LARGEST_WHOLE = 2**63 - 1
+
+
 def positive_whole(unit: str = "") -> Callable[[object], str | None]:
-    """A check of a whole number >= 1 (of ``unit``s, when the number counts something the
-    message should name: "bytes")."""
+    """A check of a whole number from 1 to :data:`LARGEST_WHOLE` (of ``unit``s, when the
+    number counts something the message should name: "bytes")."""
     of = f" of {unit}" if unit else ""
 
     def check(value: object) -> str | None:
@@ -169,6 +175,8 @@ def positive_whole(unit: str = "") -> Callable[[object], str | None]:
             return f"must be a whole number{of} (not a boolean or a string)"
         if value < 1:
             return "must be at least 1"
+        if value > LARGEST_WHOLE:
+            return f"must be at most {LARGEST_WHOLE} (a 64-bit whole number)"
         return None
 
     return check

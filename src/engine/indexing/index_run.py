@@ -73,8 +73,11 @@ class IndexWriter(Protocol):
         """Record new size/mtime fingerprints of files whose content did not change (of rows
         that still hold that content)."""
 
-    def delete_files(self, gone: list[str]) -> None:
-        """Remove files (and their chunks) no longer in the store."""
+    def delete_files(self, gone: list[str], vanished: set[str]) -> list[str]:
+        """Remove files (and their chunks) no longer in the store, in one transaction that
+        holds the index's write lock; return those removed. Of ``vanished`` (files the walk
+        did not find), a file back in place is left out
+        (:func:`engine.indexing.pipeline.still_gone`, asked under that lock)."""
 
     def follow_content(
         self, keys: set[str], gone: dict[str, str], written: dict[str, str]
@@ -132,7 +135,7 @@ def full_run(
         writer.touch_files(touched)
     gone = sorted(set(known) - seen)
     if gone:
-        writer.delete_files(gone)
+        gone = writer.delete_files(gone, set(known) - {c.key for c in candidates})
         report.removed = gone
     # Every path still in the store counts, a skipped one too: a memory that is briefly
     # unparsable has not moved, so its row must not follow a copy of its content.

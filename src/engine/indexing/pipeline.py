@@ -278,6 +278,16 @@ def write_current(
     return [item for item, _ in current]
 
 
+def still_gone(root: Path, gone: Sequence[str], vanished: set[str]) -> list[str]:
+    """The rows to delete of ``gone`` (indexed files a run did not index now): each file its
+    walk found and skipped, and each file its walk did not find (``vanished``) that is still
+    not there. A writer asks this under the index's write lock, as :func:`still_current`: an
+    editor that moves the old file away and writes a new one leaves the path empty for a
+    moment, and a file back in place keeps its row (a watcher may have indexed it meanwhile;
+    the next run compares it as any file)."""
+    return [key for key in gone if key not in vanished or not os.path.lexists(root / key)]
+
+
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):

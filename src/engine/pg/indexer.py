@@ -25,6 +25,7 @@ from engine.indexing.pipeline import (
     Parsed,
     Progress,
     Touch,
+    still_gone,
     write_current,
 )
 from engine.pg import indexdb
@@ -108,9 +109,12 @@ class PgIndexWriter:
         with self.conn:
             indexdb.touch_files(self.conn, touched)
 
-    def delete_files(self, gone: list[str]) -> None:
+    def delete_files(self, gone: list[str], vanished: set[str]) -> list[str]:
         with self.conn:
-            indexdb.delete_files(self.conn, gone)
+            indexdb.lock_rows(self.conn)
+            removed = still_gone(self.store.root, gone, vanished)
+            indexdb.delete_files(self.conn, removed)
+        return removed
 
     def follow_content(
         self, keys: set[str], gone: dict[str, str], written: dict[str, str]

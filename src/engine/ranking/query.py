@@ -173,3 +173,27 @@ def sanitize(text: str, max_terms: int = MAX_TERMS) -> QueryTerms:
         truncated=cut or len(unique) > max_terms,
         columns=columns if any(columns) else (),
     )
+
+
+def bare_prefix(text: str) -> str | None:
+    """The first column prefix (as typed, ``title:``) of a query that holds no word at all, else
+    None. Such a query names a column and nothing to look for in it: searched, it would rank
+    memories by the embedding of the text "title:" and say no memory holds its words, so the
+    command line and the MCP tool refuse it instead (:func:`bare_prefix_problem`)."""
+    if sanitize(text).terms:
+        return None
+    for token in text.replace('"', " ").split():
+        if match := PREFIX.match(token):
+            return match.group(0)
+    return None
+
+
+def bare_prefix_problem(text: str) -> str | None:
+    """What to tell whoever typed a query of column prefixes and no word; None otherwise."""
+    prefix = bare_prefix(text)
+    if prefix is None:
+        return None
+    return (
+        f"`{prefix}` limits the word after it to a column, and the query has no word to look "
+        "for; write one after it, e.g. title:release or tags:deploy"
+    )

@@ -30,6 +30,7 @@ from engine.indexing.pipeline import (
     Progress,
     Touch,
     changes_since,
+    still_gone,
     write_current,
 )
 from engine.sqlite import indexdb
@@ -133,9 +134,11 @@ class SqliteIndexWriter:
         with self.conn:
             indexdb.touch_files(self.conn, touched)
 
-    def delete_files(self, gone: list[str]) -> None:
-        with self.conn:
-            indexdb.delete_files(self.conn, gone)
+    def delete_files(self, gone: list[str], vanished: set[str]) -> list[str]:
+        with immediate(self.conn):
+            removed = still_gone(self.store.root, gone, vanished)
+            indexdb.delete_files(self.conn, removed)
+        return removed
 
     def follow_content(
         self, keys: set[str], gone: dict[str, str], written: dict[str, str]

@@ -175,3 +175,43 @@ def test_status_counts_a_file_read_before_it_settled_as_unchanged(backend, backe
     index_store(store, embed=False)
 
     assert store_status(store)["changes"] == {"added": 0, "modified": 0, "removed": 0}
+
+
+def test_a_file_back_in_place_after_the_walk_missed_it_keeps_its_row(
+    backend, backend_store, monkeypatch
+):
+    # An editor that moves the old file away and writes a new one leaves the path empty for a
+    # moment; a run whose walk passes then must not delete the row of the file that is back
+    # (a watcher may have indexed it meanwhile, and sees no event after the run's delete).
+    from engine.indexing import index_run
+
+    store = backend_store(
+        {
+            "m.md": memory("M", "The deploy key rotates monthly."),
+            "n.md": memory("N", "Another memory."),
+            ".memsift/config.toml": LEXICAL,
+        }
+    )
+    index_store(store, embed=False)
+    real = index_run.walk
+    monkeypatch.setattr(index_run, "walk", lambda s: [c for c in real(s) if c.key != "m.md"])
+
+    report = index_store(store, embed=False)
+
+    assert report.removed == []
+    assert row(backend, store, "m.md") == (file_hash(store, "m.md"), False)
+
+
+def test_a_file_the_walk_missed_and_still_gone_loses_its_row(backend, backend_store):
+    store = backend_store(
+        {
+            "m.md": memory("M", "Gone soon."),
+            "n.md": memory("N", "Stays."),
+            ".memsift/config.toml": LEXICAL,
+        }
+    )
+    index_store(store, embed=False)
+    (store.root / "m.md").unlink()
+
+    assert index_store(store, embed=False).removed == ["m.md"]
+    assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
