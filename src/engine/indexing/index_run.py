@@ -181,9 +181,11 @@ def scan_keys(
     wanted: list[str],
     report: IndexReport,
     preparsed: Preparsed | None,
-) -> tuple[dict[str, KnownFile], list[Touch], list[str]]:
+) -> tuple[dict[str, KnownFile], list[Touch], list[str], set[str]]:
     """The first pass of a run for exactly ``wanted`` (an incremental run): changed files are
-    written; returns what the index held of them, the files only touched, and the keys gone."""
+    written; returns what the index held of them, the files only touched, the keys gone (held
+    by the index, not indexed now) and those of them this scan did not find on disk: a writer
+    deletes those only if still missing under its lock (:func:`still_gone`)."""
     known = writer.known_files(wanted)
     seen: set[str] = set()
     touched: list[Touch] = []
@@ -192,4 +194,5 @@ def scan_keys(
     changed = scan(candidates, max_bytes, known, seen, report, touched, None, preparsed)
     for batch in batched(changed, WRITE_BATCH):
         report.took(writer.write_files(batch))
-    return known, touched, sorted(set(known) - seen)
+    gone = sorted(set(known) - seen)
+    return known, touched, gone, set(gone) - {c.key for c in candidates}

@@ -31,6 +31,7 @@ from engine.indexing.pipeline import (
     IndexReport,
     Preparsed,
     skipped_fingerprint,
+    still_gone,
 )
 from engine.pg import indexdb
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
@@ -87,12 +88,14 @@ def write_keys(
     preparsed: Preparsed | None = None,
 ) -> None:
     writer = PgIndexWriter(conn, store, store.config().max_file_bytes)
-    known, touched, gone = scan_keys(writer, store, wanted, report, preparsed)
+    known, touched, gone, vanished = scan_keys(writer, store, wanted, report, preparsed)
     if not (report.indexed or touched or gone or report.skipped):
         return  # nothing changed: nothing written
     with conn:
+        indexdb.lock_rows(conn)
         if touched:
             indexdb.touch_files(conn, touched)
+        gone = still_gone(store.root, gone, vanished)
         if gone:
             indexdb.delete_files(conn, gone)
         marks = json.loads(indexdb.read_meta(conn, "skipped") or "{}")

@@ -36,6 +36,7 @@ from engine.indexing.pipeline import (
     IndexReport,
     Preparsed,
     skipped_fingerprint,
+    still_gone,
 )
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
@@ -63,12 +64,13 @@ def index_keys(
     conn = open_for_writing(store)
     try:
         writer = SqliteIndexWriter(conn, store)
-        known, touched, gone = scan_keys(writer, store, wanted, report, preparsed)
+        known, touched, gone, vanished = scan_keys(writer, store, wanted, report, preparsed)
         if not (report.indexed or touched or gone or report.skipped):
             return report  # nothing changed: no write, no lock taken
         with immediate(conn):
             if touched:
                 indexdb.touch_files(conn, touched)
+            gone = still_gone(store.root, gone, vanished)
             if gone:
                 indexdb.delete_files(conn, gone)
             remember_skips(conn, store, wanted, report.skipped)

@@ -215,3 +215,40 @@ def test_a_file_the_walk_missed_and_still_gone_loses_its_row(backend, backend_st
 
     assert index_store(store, embed=False).removed == ["m.md"]
     assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
+
+
+def test_a_watcher_that_missed_a_file_back_in_place_keeps_its_row(
+    backend, backend_store, monkeypatch
+):
+    # The watcher's incremental run looks at the keys an event named: a file it did not find
+    # (moved away a moment by an editor) but back before its delete keeps its row.
+    from engine.indexing import index_run
+
+    store = backend_store(
+        {"m.md": memory("M", "The deploy key rotates monthly."), ".memsift/config.toml": LEXICAL}
+    )
+    index_store(store, embed=False)
+    real = index_run.key_candidates
+    monkeypatch.setattr(
+        index_run, "key_candidates", lambda s, keys: [c for c in real(s, keys) if c.key != "m.md"]
+    )
+
+    report = index_paths(store, ["m.md"])
+
+    assert report.removed == []
+    assert row(backend, store, "m.md") == (file_hash(store, "m.md"), False)
+
+
+def test_a_watcher_removes_the_row_of_a_file_still_gone(backend, backend_store):
+    store = backend_store(
+        {
+            "m.md": memory("M", "Gone soon."),
+            "n.md": memory("N", "Stays."),
+            ".memsift/config.toml": LEXICAL,
+        }
+    )
+    index_store(store, embed=False)
+    (store.root / "m.md").unlink()
+
+    assert index_paths(store, ["m.md"]).removed == ["m.md"]
+    assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
