@@ -55,6 +55,14 @@ def test_it_moves_above_every_denying_twin_but_no_further():
     assert moved == {3: 1}
 
 
+def test_of_two_twins_that_both_deny_neither_moves():
+    no_longer = "The analytics warehouse is no longer hosted in eu-west-1, not since the move."
+    order, moved = order_twins(
+        "which region hosts the warehouse", [Candidate(no_longer), Candidate(NOT_HOSTED)]
+    )
+    assert (order, moved) == ([0, 1], {})
+
+
 def test_a_query_that_negates_keeps_the_fused_order():
     hits = [Candidate(NOT_HOSTED), Candidate(HOSTED)]
     assert order_twins("where is the warehouse not hosted", hits) == ([0, 1], {})

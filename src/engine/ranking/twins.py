@@ -12,9 +12,11 @@ the warehouse") then gets its denial as the answer.
 The rule, applied to the hits after fusion: when two hits are twins (:func:`twins`: their best
 chunks are at least :data:`TWIN_SIMILARITY` alike, by their vectors, or by their words in a
 store without vectors; or :func:`restates`: under the same title, the denying one says again
-what the other says) and one carries more denial markers than the other (negations, "used to",
-"no longer", "replaced", ...; :func:`denials`), while the query itself carries none, the one
-with fewer moves up to just above the other. A query that negates ("which jobs are not
+what the other says) and one carries denial markers (negations, "used to", "no longer",
+"replaced", ...; :func:`denials`) while the other carries none, and the query itself carries
+none, the one that asserts moves up to just above the one that denies. Of two hits that both
+deny, neither asserts the fact, so their order stands (moving the one that denies less
+would tell the reader it asserts what the other denies). A query that negates ("which jobs are not
 preempted") asks for the denial, and the fused order stands.
 
 Similarity alone misses a twin that adds a clause of its own: "the user no longer wants a
@@ -238,7 +240,7 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
         floor = RESTATE_MIN_SIMILARITY if titles[i] == titles[j] else TWIN_MIN_SIMILARITY
         return float(a @ b) < floor
 
-    # Each pass moves one asserting hit above the first twin that denies more; a hit moves
+    # Each pass moves one asserting hit (no denial) above the first twin that denies; a hit moves
     # at most once (above its highest denying twin), so the passes end.
     changed = True
     while changed:
@@ -246,7 +248,7 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
         for position, upper in enumerate(window):
             for lower_position in range(position + 1, len(window)):
                 lower = window[lower_position]
-                if lower in moved or apart(upper, lower) or count(lower) >= count(upper):
+                if lower in moved or apart(upper, lower) or count(lower) > 0 or count(upper) == 0:
                     continue
                 if twins(hits[upper], hits[lower], (content(upper), content(lower))) or (
                     titles[lower] == titles[upper] and restates(hits[lower], hits[upper])
