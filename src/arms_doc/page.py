@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from arms_doc.checks import Finding, quality_findings
 from arms_doc.prepare import check_statements
@@ -79,9 +79,12 @@ def page_from_registry(
     tabs: bool = True,
     measuring: bool = True,
     written: bool = False,
+    git: GitInfo | Literal["ask"] | None = "ask",
 ) -> GeneratedPage:
     """The page for a registry already read from ``path`` (see :func:`generate_page`);
-    ``measuring`` False (a site without benchmark results) leaves out "What each arm buys".
+    ``measuring`` False (a site without benchmark results) leaves out "What each arm buys";
+    ``git`` is what git said of ``path`` when the caller asked it already in this build (a
+    git process less), ``"ask"`` to ask it here.
 
     ``written`` is the page as ``memsift docs write`` puts it in a file, to be committed: the
     same content, but it names no commit (the commit it will be committed in is not known yet,
@@ -92,7 +95,8 @@ def page_from_registry(
     findings = quality_findings(registry)
     statements = assemble_statements(registry)
     check_statements(registry)
-    git = git_info(path)
+    if git == "ask":
+        git = git_info(path)
     context = page_context(registry, statements, git, link_template, tabs=tabs, written=written)
     if measuring:
         # Only a site with benchmark results reads them: the results schema is imported then.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arms_doc.provenance import check_link_template
+from arms_doc.provenance import GitInfo, check_link_template
 from arms_doc.reader import Registry, RegistryError, read_registry
 
 if TYPE_CHECKING:
@@ -137,19 +137,21 @@ def render_pages(sources: Sources) -> Pages:
     display = sources.shown(sources.registry)
     # Read on every build: a registry that cannot be read stops it the same way each time.
     registry = read_registry(sources.registry, sources.variable, display=display)
+    git = git_info(sources.registry)
     key = pages_key(
         repr(sources),
         sources.registry,
         sources.results,
-        git_info(sources.registry),
+        git,
         code_folders(source_root(sources.registry)),
     )
-    stored = recall_or_render(key, lambda: fresh_pages(sources, registry))
+    stored = recall_or_render(key, lambda: fresh_pages(sources, registry, git))
     return Pages(stored.arms, stored.measured, registry, stored.warnings, stored.notes)
 
 
-def fresh_pages(sources: Sources, registry: Registry) -> Stored:
-    """Both pages rendered from their sources, with what to tell."""
+def fresh_pages(sources: Sources, registry: Registry, git: GitInfo | None) -> Stored:
+    """Both pages rendered from their sources, with what to tell; ``git`` is what git says
+    of the registry now."""
     # Imported here, not with the module: MkDocs imports every plugin a config lists before
     # it knows what it will do, and only the pages need the engine and the templates.
     from arms_doc.page import page_from_registry
@@ -173,6 +175,7 @@ def fresh_pages(sources: Sources, registry: Registry) -> Stored:
         tabs=sources.tabs,
         measuring=sources.measuring,
         written=sources.written,
+        git=git,
     )
     warnings += [f"{display}:{finding.line}: {finding.message}" for finding in generated.findings]
     measured = None

@@ -39,9 +39,9 @@ def renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     fresh = pages.fresh_pages
 
-    def counting(sources, registry):  # type: ignore[no-untyped-def]
+    def counting(sources, registry, git):  # type: ignore[no-untyped-def]
         seen.append(sources.registry.name)
-        return fresh(sources, registry)
+        return fresh(sources, registry, git)
 
     monkeypatch.setattr(pages, "fresh_pages", counting)
     return seen
@@ -231,3 +231,23 @@ def test_a_process_that_recalled_its_first_pages_still_notices_its_code_changed(
     render_pages(sources)
 
     assert len(renders) == 3
+
+
+def test_pages_rendered_afresh_ask_git_about_the_registry_once(
+    sources: Sources, monkeypatch: pytest.MonkeyPatch
+):
+    from arms_doc import page
+
+    asked: list[str] = []
+
+    def git_info(file: Path) -> provenance.GitInfo:
+        asked.append(file.name)
+        return provenance.GitInfo("abc1234", "src/engine/arms.py", False)
+
+    monkeypatch.setattr(provenance, "git_info", git_info)
+    monkeypatch.setattr(page, "git_info", git_info)
+
+    rendered = render_pages(sources)
+
+    assert asked == ["arms.py"]
+    assert "abc1234" in rendered.arms
