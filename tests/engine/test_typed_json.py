@@ -112,3 +112,27 @@ def test_a_check_of_the_dataclass_itself_is_reported_at_its_object():
 def test_dumps_refuses_a_non_finite_number_rather_than_writing_invalid_json():
     with pytest.raises(ValueError):
         dumps(Point(float("inf")))
+
+
+@dataclass(frozen=True)
+class Tree:
+    name: str
+    children: tuple[Tree, ...] = ()
+    parent: Tree | None = None
+
+
+def test_a_dataclass_that_holds_itself_loads_at_every_depth():
+    value = {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}
+
+    tree = load(Tree, value)
+
+    assert tree == Tree("a", (Tree("b", (Tree("c"),)),))
+
+
+def test_an_error_deep_in_a_type_read_before_is_named_by_its_own_pointer():
+    load(Tree, {"name": "a", "children": [{"name": "b"}]})
+
+    with pytest.raises(ShapeError) as caught:
+        load(Tree, {"name": "a", "children": [{"name": "b"}, {"name": "c", "parent": {"name": 3}}]})
+
+    assert caught.value.pointer == "/children/1/parent/name"

@@ -18,6 +18,7 @@ import json
 import math
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar
 
@@ -102,58 +103,132 @@ def _describe(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + '..."'
 
 
+#: Reads a parsed JSON value at a pointer as one type.
+Reader = Callable[[object, str], Any]
+
+
 def _convert(tp: Any, value: object, at: str) -> Any:
+    return _reader(tp)(value, at)
+
+
+@cache
+def _reader(tp: Any) -> Reader:
+    """The reader of values of type ``tp``, made once per type: the results files hold
+    thousands of values of a few dozen types, and working out what a type asks for (its
+    origin, its arguments, a dataclass's fields and hints) costs more than checking a value."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (inner,) = [arg for arg in args if arg is not type(None)]  # only X | None is supported
-        return _convert(inner, value, at)
+        optional = type(None) in args
+        inner = [arg for arg in args if arg is not type(None)]
+        if len(inner) != 1:  # only X | None is supported
+            return _unsupported(tp)
+        read_inner = _reader(inner[0])
+
+        def read_union(value: object, at: str) -> Any:
+            if value is None and optional:
+                return None
+            return read_inner(value, at)
+
+        return read_union
     if dataclasses.is_dataclass(tp):
-        return _object(tp, value, at)
+        cls: type = tp  # type: ignore[assignment]
+        return lambda value, at: _object(cls, value, at)
     if origin in (list, tuple):
-        if not isinstance(value, list):
-            raise ShapeError(at, f"expected a list, found {_describe(value)}")
-        items = [_convert(args[0], item, f"{at}/{i}") for i, item in enumerate(value)]
-        return items if origin is list else tuple(items)
+        as_tuple = origin is tuple
+        read_item = _reader(args[0]) if args else _unsupported(tp)
+
+        def read_sequence(value: object, at: str) -> Any:
+            if not isinstance(value, list):
+                raise ShapeError(at, f"expected a list, found {_describe(value)}")
+            items = [read_item(item, f"{at}/{i}") for i, item in enumerate(value)]
+            return tuple(items) if as_tuple else items
+
+        return read_sequence
     if origin is dict:
-        if not isinstance(value, dict):
-            raise ShapeError(at, f"expected an object, found {_describe(value)}")
-        return {key: _convert(args[1], item, f"{at}/{_token(key)}") for key, item in value.items()}
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ShapeError(at, f"expected true or false, found {_describe(value)}")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ShapeError(at, f"expected a whole number, found {_describe(value)}")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ShapeError(at, f"expected a number, found {_describe(value)}")
-        if not math.isfinite(value):
-            raise ShapeError(at, f"expected a finite number, found {value}")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ShapeError(at, f"expected a string, found {_describe(value)}")
-        return value
-    raise TypeError(f"typed_json cannot read the type {tp!r}")  # a schema bug, not a file's
+        read_value = _reader(args[1]) if len(args) == 2 else _unsupported(tp)
+
+        def read_dict(value: object, at: str) -> Any:
+            if not isinstance(value, dict):
+                raise ShapeError(at, f"expected an object, found {_describe(value)}")
+            return {key: read_value(item, f"{at}/{_token(key)}") for key, item in value.items()}
+
+        return read_dict
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    return _unsupported(tp)
+
+
+def _unsupported(tp: Any) -> Reader:
+    def read(value: object, at: str) -> Any:
+        raise TypeError(f"typed_json cannot read the type {tp!r}")  # a schema bug, not a file's
+
+    return read
+
+
+def _bool(value: object, at: str) -> bool:
+    if not isinstance(value, bool):
+        raise ShapeError(at, f"expected true or false, found {_describe(value)}")
+    return value
+
+
+def _int(value: object, at: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ShapeError(at, f"expected a whole number, found {_describe(value)}")
+    return value
+
+
+def _float(value: object, at: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ShapeError(at, f"expected a number, found {_describe(value)}")
+    if not math.isfinite(value):
+        raise ShapeError(at, f"expected a finite number, found {value}")
+    return float(value)
+
+
+def _str(value: object, at: str) -> str:
+    if not isinstance(value, str):
+        raise ShapeError(at, f"expected a string, found {_describe(value)}")
+    return value
+
+
+_SCALARS: dict[Any, Reader] = {bool: _bool, int: _int, float: _float, str: _str}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Field:
+    key: str
+    name: str
+    read: Reader
+    required: bool
+
+
+@cache
+def _fields(cls: type) -> tuple[dict[str, _Field], str]:
+    """A dataclass's fields by JSON key, and their keys listed for a message."""
+    fields = {
+        key_of(f): _Field(
+            key_of(f),
+            f.name,
+            _reader(hints(cls)[f.name]),
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+    }
+    return fields, ", ".join(repr(name) for name in fields)
 
 
 def _object(cls: type, value: object, at: str) -> Any:
     if not isinstance(value, dict):
         raise ShapeError(at, f"expected an object, found {_describe(value)}")
-    fields = {key_of(f): f for f in dataclasses.fields(cls)}
+    fields, known = _fields(cls)
     for key in value:
         if key not in fields:
-            known = ", ".join(repr(name) for name in fields)
             raise ShapeError(at, f"unknown field {key!r} (the fields here are {known})")
     kwargs = {}
     for key, field in fields.items():
         if key in value:
-            kwargs[field.name] = _convert(hints(cls)[field.name], value[key], f"{at}/{_token(key)}")
-        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            kwargs[field.name] = field.read(value[key], f"{at}/{_token(key)}")
+        elif field.required:
             raise ShapeError(at, f"missing {key!r}")
     try:
         return cls(**kwargs)
