@@ -285,7 +285,16 @@ def still_gone(root: Path, gone: Sequence[str], vanished: set[str]) -> list[str]
     editor that moves the old file away and writes a new one leaves the path empty for a
     moment, and a file back in place keeps its row (a watcher may have indexed it meanwhile;
     the next run compares it as any file)."""
-    return [key for key in gone if key not in vanished or not os.path.lexists(root / key)]
+    return [key for key in gone if key not in vanished or not is_regular_file(root / key)]
+
+
+def is_regular_file(path: Path) -> bool:
+    """Whether ``path`` is a file a memory could be read from: a folder of the same name (a
+    file replaced by a folder), a symlink or a socket is no memory back in place."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:

@@ -252,3 +252,21 @@ def test_a_watcher_removes_the_row_of_a_file_still_gone(backend, backend_store):
 
     assert index_paths(store, ["m.md"]).removed == ["m.md"]
     assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
+
+
+def test_a_file_replaced_by_a_folder_of_its_name_loses_its_row_in_a_full_run(
+    backend, backend_store
+):
+    store = backend_store(
+        {
+            "m.md": memory("M", "Soon a folder."),
+            "n.md": memory("N", "Stays."),
+            ".memsift/config.toml": LEXICAL,
+        }
+    )
+    index_store(store, embed=False)
+    (store.root / "m.md").unlink()
+    (store.root / "m.md").mkdir()
+
+    assert index_store(store, embed=False).removed == ["m.md"]
+    assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
