@@ -44,12 +44,12 @@ def file_hash(store, key: str) -> str:  # type: ignore[no-untyped-def]
     return hashlib.sha256((store.root / key).read_bytes()).hexdigest()
 
 
-def reindex(store, run: str) -> None:  # type: ignore[no-untyped-def]
-    """The next look at ``m.md``: a full run, or the incremental run a watcher makes."""
+def reindex(store, run: str):  # type: ignore[no-untyped-def]
+    """The next look at ``m.md``: a full run, or the incremental run a watcher makes; returns
+    its report."""
     if run == "full":
-        index_store(store, embed=False)
-    else:
-        index_paths(store, ["m.md"])
+        return index_store(store, embed=False)
+    return index_paths(store, ["m.md"])
 
 
 def while_parsing(monkeypatch: pytest.MonkeyPatch, key: str, meanwhile) -> None:  # type: ignore[no-untyped-def]
@@ -202,21 +202,6 @@ def test_a_file_back_in_place_after_the_walk_missed_it_keeps_its_row(
     assert row(backend, store, "m.md") == (file_hash(store, "m.md"), False)
 
 
-def test_a_file_the_walk_missed_and_still_gone_loses_its_row(backend, backend_store):
-    store = backend_store(
-        {
-            "m.md": memory("M", "Gone soon."),
-            "n.md": memory("N", "Stays."),
-            ".memsift/config.toml": LEXICAL,
-        }
-    )
-    index_store(store, embed=False)
-    (store.root / "m.md").unlink()
-
-    assert index_store(store, embed=False).removed == ["m.md"]
-    assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
-
-
 def test_a_watcher_that_missed_a_file_back_in_place_keeps_its_row(
     backend, backend_store, monkeypatch
 ):
@@ -239,7 +224,9 @@ def test_a_watcher_that_missed_a_file_back_in_place_keeps_its_row(
     assert row(backend, store, "m.md") == (file_hash(store, "m.md"), False)
 
 
-def test_a_watcher_removes_the_row_of_a_file_still_gone(backend, backend_store):
+@pytest.mark.parametrize("replaced_by", ["nothing", "a folder of its name"])
+@pytest.mark.parametrize("run", ["full", "watch"])
+def test_a_file_still_gone_under_the_lock_loses_its_row(backend, backend_store, run, replaced_by):
     store = backend_store(
         {
             "m.md": memory("M", "Gone soon."),
@@ -249,24 +236,8 @@ def test_a_watcher_removes_the_row_of_a_file_still_gone(backend, backend_store):
     )
     index_store(store, embed=False)
     (store.root / "m.md").unlink()
+    if replaced_by != "nothing":
+        (store.root / "m.md").mkdir()
 
-    assert index_paths(store, ["m.md"]).removed == ["m.md"]
-    assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
-
-
-def test_a_file_replaced_by_a_folder_of_its_name_loses_its_row_in_a_full_run(
-    backend, backend_store
-):
-    store = backend_store(
-        {
-            "m.md": memory("M", "Soon a folder."),
-            "n.md": memory("N", "Stays."),
-            ".memsift/config.toml": LEXICAL,
-        }
-    )
-    index_store(store, embed=False)
-    (store.root / "m.md").unlink()
-    (store.root / "m.md").mkdir()
-
-    assert index_store(store, embed=False).removed == ["m.md"]
+    assert reindex(store, run).removed == ["m.md"]
     assert backend.rows(store, "SELECT path FROM files WHERE path = 'm.md'") == []
