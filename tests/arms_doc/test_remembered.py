@@ -6,31 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from arms_doc_testing import LATENCY_FIXTURE, QUALITY_FIXTURE, SNAPSHOT_REGISTRY
 
-from arms_doc import loaded, pages, provenance, remembered, verdicts
+from arms_doc import loaded, pages, provenance, remembered
 from arms_doc.pages import Sources, render_pages
 from arms_doc.reader import RegistryError
 from arms_doc.render import environment
-
-
-@pytest.fixture
-def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The cache folder in the test's own temporary directory, nothing remembered yet, and no
-    git repository above it."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    environment.cache_clear()
-    remembered.forget_all()
-    verdicts.forget_all()
-    yield tmp_path
-    remembered.forget_all()
-    verdicts.forget_all()
-    environment.cache_clear()
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -211,15 +209,6 @@ def test_without_tabs_each_dialect_has_a_bold_heading_instead(tmp_path: Path, mo
     assert "=== " not in page
     assert "**SQLite**\n\n```sql\nSELECT path, row_number()" in arm_section(page, "fts")
     assert "**PostgreSQL**\n\nThis arm has no PostgreSQL SQL yet" in arm_section(page, "vector")
-
-
-@pytest.fixture
-def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A temporary directory of the test's own, and an environment made afresh in it."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    environment.cache_clear()
-    yield tmp_path
-    environment.cache_clear()
 
 
 def test_compiled_templates_are_kept_in_a_private_cache_folder(temp_folder: Path):

@@ -5,8 +5,6 @@ remembered."""
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,19 +13,6 @@ from test_prepare import REGISTRY
 
 from arms_doc import prepare, verdicts
 from arms_doc.reader import RegistryError, parse_registry
-from arms_doc.render import environment
-
-
-@pytest.fixture
-def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A temporary directory of the test's own (so the cache folder is too), nothing
-    remembered in this process."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    environment.cache_clear()
-    verdicts.forget_all()
-    yield tmp_path
-    verdicts.forget_all()
-    environment.cache_clear()
 
 
 @pytest.fixture
