@@ -459,7 +459,8 @@ def twin_order(
         best = int(np.argmax(near)) if near is not None and len(own) else 0
         text, blob = own[best] if own else ("", None)
         vector = np.frombuffer(blob, dtype="<f4") if blob is not None else None
-        candidates.append(Candidate(text, vector, record["title"] or ""))
+        authority = float(record["authority"])
+        candidates.append(Candidate(text, vector, record["title"] or "", authority))
     order, moved = order_twins(query, candidates)
     above = {records[i]["path"]: records[j]["path"] for i, j in moved.items()}
     return [records[i] for i in order], above
