@@ -29,12 +29,29 @@ def run(*args: str, store: Path | None = None):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def example_store(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
-    """The bundled example store, copied and indexed with the real embedder."""
+def first_index(tmp_path_factory) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+    """The bundled example store, copied and indexed with the real embedder, and what that
+    first `memsift index` printed."""
     root = tmp_path_factory.mktemp("cli") / "examples"
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsift"))
-    assert run("index", store=root).exit_code == 0
-    return root
+    result = run("index", store=root)
+    assert result.exit_code == 0
+    return root, result.stdout
+
+
+@pytest.fixture(scope="module")
+def example_store(first_index) -> Path:  # type: ignore[no-untyped-def]
+    return first_index[0]
+
+
+@pytest.mark.parametrize("page", ["getting-started.md", "index.md"])
+def test_the_docs_show_what_index_prints_on_the_examples(first_index, page):
+    root, first = first_index
+    text = (EXAMPLES.parent / "docs" / page).read_text(encoding="utf-8")
+    assert f"$ memsift --store examples index\n{first}" in text
+    if page == "getting-started.md":  # the second run, nothing changed
+        again = run("index", store=root).stdout
+        assert f"$ memsift --store examples index\n{again}" in text
 
 
 def test_index_json_prints_the_summary_shape(example_store):
