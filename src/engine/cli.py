@@ -432,7 +432,8 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
     """Print a memory and record the access in the state plane.
 
     In a read-only store the memory is still printed; a warning says the access could not be
-    counted (--json: "counted": false).
+    counted (--json: "counted": false). A file the index skips (bad front matter, binary) is
+    printed too, with a warning saying why no search finds it (--json: "problem").
     """
     from engine.agents.service import read_page
 
@@ -441,12 +442,15 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
         page = read_page(store, path)
     if page.not_counted:
         warn(page.not_counted)
+    if page.problem and not as_json:  # as the MCP tool's `problem`: no search finds it
+        warn(f"{page.key}: {page.problem}")
     if as_json:
         access = page.access
         emit(
             {
                 "path": page.key,
                 "text": page.text,
+                "problem": page.problem,
                 "access_count": access.access_count if access else 0,
                 "last_accessed_at": access.last_accessed_at if access else None,
                 "outcome_score": access.outcome_score if access else 0.0,

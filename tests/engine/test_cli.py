@@ -366,6 +366,30 @@ def test_read_shows_a_latin1_html_page_in_the_charset_it_declares(tmp_path):
     assert json.loads(result.output)["text"] == page
 
 
+def test_read_of_a_memory_the_index_skips_says_why(tmp_path):
+    # as the MCP tool's `problem` does: the file is printed, and the reader learns that no
+    # search will find it, and why
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "odd.md").write_text("---\nkind: 7\n---\nbody\n", encoding="utf-8")
+    result = run("read", "odd.md", store=root)
+    assert result.exit_code == 0
+    assert "body" in result.stdout
+    assert result.stderr == (
+        "memsift: warning: odd.md: the index skips this file: kind (line 2) must be text, "
+        "got a int\n"
+    )
+    data = json.loads(run("read", "odd.md", "--json", store=root).stdout)
+    assert data["problem"] == "the index skips this file: kind (line 2) must be text, got a int"
+
+
+def test_read_of_a_usable_memory_has_no_problem(example_store):
+    result = run("read", "people/priya-raman.md", store=example_store)
+    assert result.stderr == ""
+    data = json.loads(run("read", "people/priya-raman.md", "--json", store=example_store).stdout)
+    assert data["problem"] is None
+
+
 def test_read_of_a_name_that_is_not_utf8_says_so_in_one_line(tmp_path):
     root = tmp_path / "s"
     root.mkdir()
