@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import reprlib
+import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -336,8 +338,10 @@ class Config:
 def load_config(path: Path) -> Config:
     """Read and check ``config.toml``; a missing file means defaults, a broken one is an error
     naming the file and the key."""
-    if not path.is_file():
-        return Config()
+    if (problem := not_a_file(path)) is not None:
+        if problem == "":
+            return Config()
+        raise ConfigError(f"{path}: {problem}")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
@@ -371,6 +375,33 @@ def load_config(path: Path) -> Config:
         hnsw_ef_search=data.get("database", {}).get("hnsw_ef_search", DEFAULT_EF_SEARCH),
         work_mem=data.get("database", {}).get("work_mem", DEFAULT_WORK_MEM),
     )
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as the configuration: "" when there is none at all (the
+    defaults), None when it is a file (or a link to one). Anything else in its place is an
+    error, never the defaults: a team store's ``[database] url`` lives in this file, and read as
+    absent (a link to a share not mounted) the store would quietly be indexed into local
+    SQLite files instead; a pipe would never finish reading."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        if not path.is_symlink():
+            return ""
+        return (
+            f"a link to {os.readlink(path)}, which does not exist; point it at the TOML "
+            "file, or delete it for the defaults"
+        )
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror})"
+    if stat.S_ISDIR(info.st_mode):
+        return (
+            "a folder, not a TOML file; move it away (memsift reads its settings from a file "
+            "of this name)"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a pipe or a device); make it a TOML file, or delete it"
+    return None
 
 
 def configured_floor(value: object) -> float | None:
