@@ -249,6 +249,21 @@ def test_missing_store_exits_2(tmp_path):
     assert "no such folder" in result.output
 
 
+@pytest.mark.parametrize("command", [["index"], ["search", "x"], ["status"], ["list"]])
+def test_a_file_named_memsift_in_the_store_is_named_with_the_fix(tmp_path, command):
+    # where the index and state plane go: each command failed its own way, with an OS error
+    # ("[Errno 17] File exists") or advice to run the index that could not run
+    (tmp_path / "a.md").write_text("# A\n\nalpha", encoding="utf-8")
+    (tmp_path / ".memsift").write_text("someone else's file", encoding="utf-8")
+    result = run(*command, store=tmp_path)
+    assert result.exit_code == 2
+    assert result.output == (
+        f"memsift: {tmp_path / '.memsift'}: a file, where memsift keeps its index in a folder "
+        "of this name; move the file away\n"
+    )
+    assert (tmp_path / ".memsift").read_text(encoding="utf-8") == "someone else's file"
+
+
 def test_unindexed_store_says_to_run_index(tmp_path):
     result = CliRunner().invoke(cli, ["--store", str(tmp_path), "search", "x"])
     assert result.exit_code == 2
