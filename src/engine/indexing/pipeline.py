@@ -285,16 +285,26 @@ def still_gone(root: Path, gone: Sequence[str], vanished: set[str]) -> list[str]
     editor that moves the old file away and writes a new one leaves the path empty for a
     moment, and a file back in place keeps its row (a watcher may have indexed it meanwhile;
     the next run compares it as any file)."""
-    return [key for key in gone if key not in vanished or not is_regular_file(root / key)]
+    return [key for key in gone if key not in vanished or not back_in_place(root, key)]
 
 
-def is_regular_file(path: Path) -> bool:
-    """Whether ``path`` is a file a memory could be read from: a folder of the same name (a
-    file replaced by a folder), a symlink or a socket is no memory back in place."""
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
+def back_in_place(root: Path, key: str) -> bool:
+    """Whether a regular file is at ``key`` as the walk reaches files: with no symlink on the
+    way. A folder of the same name (a file replaced by a folder), a symlink or a socket is no
+    memory back in place, and neither is a file behind a folder replaced by a link to one (a
+    folder moved to another disk and linked back): the walk never follows the link, so such a
+    row, kept, would stay for ever, found by searches and refused by ``read``."""
+    here = root
+    info = None
+    for part in PurePosixPath(key).parts:
+        here = here / part
+        try:
+            info = here.lstat()
+        except OSError:
+            return False
+        if stat.S_ISLNK(info.st_mode):
+            return False
+    return info is not None and stat.S_ISREG(info.st_mode)
 
 
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
