@@ -262,6 +262,13 @@ def test_a_query_naming_a_date_ranks_the_memory_of_that_day_by_the_time_arm(inde
     assert ranks == {"a.md": 1, "b.md": 2}
 
 
+def test_a_query_naming_the_last_day_of_the_calendar_is_searched(indexed, hash_embedder):
+    store = indexed({"a.md": memory("Pasta", "we made pasta", event_at="9999-12-31")})
+    result = search(store, "what pasta did we make on 9999-12-31", embedder=hash_embedder)
+    assert result.params[4:6] == ("9999-12-31 00:00:00", "9999-12-31 23:59:59")
+    assert [(h.path, h.arms["time"].rank) for h in result.hits] == [("a.md", 1)]
+
+
 # --- the vector arm is exact -----------------------------------------------------------------
 
 
