@@ -21,6 +21,7 @@ import click
 from engine import state as state_plane
 from engine.arms import ARMS
 from engine.errors import DatabaseError, IndexMissing
+from engine.files.config import similarity_floor
 from engine.files.store import Store, StoreError, open_store
 from engine.indexing.embedder import EmbedderError
 from engine.indexing.indexer import index_store
@@ -324,6 +325,8 @@ def search_command(
         )
     if problem := bare_prefix_problem(query):
         fail(problem)
+    if min_similarity is not None and (problem := similarity_floor(min_similarity)):
+        fail(f"--min-similarity {min_similarity}: {problem}")  # nan passes click's range
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
         result = search(

@@ -22,6 +22,7 @@ import numpy as np
 
 from engine.arms import ARMS, AUTHORITY, Arm, Authority
 from engine.backend import SearchSession, open_backend
+from engine.files.config import similarity_floor
 from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
@@ -247,6 +248,8 @@ class Searcher:
         """Search for ``query``; the same options and result as :func:`search`."""
         if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
             raise ValueError(f"limit and candidate_limit must be between 1 and {MAX_LIMIT}")
+        if min_similarity is not None and (problem := similarity_floor(min_similarity)):
+            raise ValueError(f"min_similarity {min_similarity}: {problem}")  # as config.toml's
         config = self.store.config()
         if self._own_embedder:  # follow config.toml: another model, or none at all
             current = self._embedder.name if self._embedder else None

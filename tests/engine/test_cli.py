@@ -243,6 +243,15 @@ def test_a_bad_date_is_named_as_the_option_given(example_store, option):
     )
 
 
+def test_a_min_similarity_of_nan_is_refused_naming_the_option(example_store):
+    # click's range lets nan through (it compares false with both ends)
+    result = run("search", "x", "--min-similarity", "nan", store=example_store)
+    assert result.exit_code == 2
+    assert result.output == (
+        "memsift: --min-similarity nan: must be between 0 and 1 (0 never abstains)\n"
+    )
+
+
 def test_missing_store_exits_2(tmp_path):
     result = CliRunner().invoke(cli, ["--store", str(tmp_path / "nope"), "status"])
     assert result.exit_code == 2
