@@ -299,6 +299,15 @@ def test_a_write_to_a_read_only_store_names_the_read_only_folder(store, command)
     assert result.stderr.count("\n") == 1
 
 
+def test_remember_in_a_read_only_store_names_the_folder_not_a_file_it_never_made(store):
+    (store.state_dir / "tmp").mkdir(exist_ok=True)  # where a new memory is staged
+    with read_only_store(store, wal=False):
+        result = run(store, "remember", "--title", "New", "--body", "text", "--kind", "semantic")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"memsift: {store.state_dir / 'tmp'}: cannot be written (")
+    assert result.stderr.count("\n") == 1
+
+
 def test_index_in_a_store_whose_folder_is_read_only_names_that_folder(make_store):
     made = make_store({"a.md": "# A\n\nalpha"})
     with read_only(made.root):
