@@ -1028,11 +1028,9 @@ def docs_write(folder: Path, config_file: Path | None, force: bool, **flags: Any
         fail(f"cannot write the pages into {folder}: {exc}")
     for page, changed in done:
         click.echo(f"{'wrote' if changed else 'unchanged'} {printable(page.shown)}")
-    if (old := leftover(sources, folder, str(folder))) is not None:
-        warn(
-            f"{old.shown} was written earlier, but there are no results now, so no Measured "
-            "page is made; delete it"
-        )
+    if (stale := leftover(sources, folder, str(folder))) is not None:
+        old, why = stale
+        warn(f"{old.shown} was written earlier, but {why}, so no Measured page is made; delete it")
 
 
 @docs_group.command(name="check")
