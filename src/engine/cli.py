@@ -404,7 +404,7 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
         click.echo(f"semantic ranking: {result.vector_search}")
     if explain and result.floor and not result.abstained:  # withheld: the note says it
         click.echo(
-            f"no-answer floor: {result.floor}; the best hit is {result.best_similarity:.2f} "
+            f"no-answer floor: {result.floor}; the nearest memory is {result.best_similarity:.2f} "
             "similar"
         )
     if not result.hits:
