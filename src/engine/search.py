@@ -372,12 +372,16 @@ def run_search(
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
     columns, rows = db.fetch(assembly.sql, params)
-    ranked = [dict(zip(columns, row, strict=True)) for row in rows]
-    records = ranked[:limit]
+    records = [dict(zip(columns, row, strict=True)) for row in rows[:limit]]
     # The memory nearest in meaning, whether or not it made the hits: whether anything answers
     # is judged by it, as the store's floor was measured (each probe's best over every chunk),
     # so a search answers or not whatever its limit.
-    nearest = [r for r in ranked[limit:] if r.get("vector_rank") == 1]
+    at = columns.index("vector_rank") if "vector_rank" in columns else None
+    nearest = [
+        dict(zip(columns, row, strict=True))
+        for row in (rows[limit:] if at is not None else ())
+        if row[at] == 1
+    ]
     chunks = db.hit_chunks([r["file_id"] for r in records + nearest])
     similarities = {
         r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector)
