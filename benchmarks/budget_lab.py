@@ -350,9 +350,53 @@ def summary(found: Rows) -> dict[str, object]:
     }
 
 
+TABLE_SETS = ("sections", "passages", "gist")
+
+
+def table(records: list[dict[str, object]]) -> str:
+    """A Markdown table of every scheme and budget in ``records`` (the last run of each wins):
+    texts embedded, the CPU an index run would take (the full run's CPU in proportion to the
+    texts embedded: embedding is nearly all of it), and per question set nDCG@10 and hit@1
+    fused and through the vector arm alone."""
+    rows: dict[tuple[str, int], dict[str, object]] = {}
+    full_cpu, full_texts = 0.0, 0
+    for record in records:
+        full_cpu = float(record["full_cpu_s"])  # type: ignore[arg-type]
+        for row in record["rows"]:  # type: ignore[attr-defined]
+            rows[(row["scheme"], row["budget"] or 0)] = row
+            if row["scheme"] == "none":
+                full_texts = int(row["embedded"])
+    order = list(SCHEMES)
+    head = "| scheme | budget | texts embedded | index CPU (est.) |"
+    rule = "| --- | --- | --- | --- |"
+    for name in TABLE_SETS:
+        head += f" {name}: nDCG@10 / hit@1 | {name}, vector alone |"
+        rule += " --- | --- |"
+    lines = [head, rule]
+    for (scheme, budget), row in sorted(
+        rows.items(),
+        key=lambda kv: (
+            kv[0][0] != "none",
+            order.index(kv[0][0]) if kv[0][0] in order else 99,
+            kv[0][1],
+        ),
+    ):
+        texts = int(row["embedded"])  # type: ignore[arg-type]
+        cpu = full_cpu * texts / full_texts
+        line = (
+            f"| {scheme} | {budget or '-'} | {texts:,} | {cpu:.0f} s ({texts / full_texts:.2f}x) |"
+        )
+        for name in TABLE_SETS:
+            for key in (name, f"{name}-vector"):
+                cell = row[key]  # type: ignore[index]
+                line += f" {cell['ndcg@10']:.3f} / {cell['hit@1']:.3f} |"  # type: ignore[index]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, required=True, help="stores and the record")
+    parser.add_argument("--work", type=Path, help="stores and the record (required to run)")
     parser.add_argument("--share", type=float, default=0.1)
     parser.add_argument("--schemes", default=",".join(SCHEMES))
     parser.add_argument("--budgets", default="16,32,48,64")
@@ -360,7 +404,19 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", help="scheme:budget pairs instead of every scheme at every budget"
     )
     parser.add_argument("--out", type=Path, help="JSON record (default: WORK/budget-lab.json)")
+    parser.add_argument(
+        "--table",
+        nargs="+",
+        type=Path,
+        metavar="RECORD",
+        help="print the Markdown table of these JSON records (runs nothing)",
+    )
     args = parser.parse_args(argv)
+    if args.table:
+        print(table([json.loads(path.read_text()) for path in args.table]), end="")
+        return 0
+    if args.work is None:
+        parser.error("--work is required to run the lab")
     args.work.mkdir(parents=True, exist_ok=True)
     store, docs, full_cpu = full_store(args.work, args.share)
     passages = passage_questions(store, docs)

@@ -64,7 +64,7 @@ from timing import busy_warning, load_average, log
 from engine.files.chunking import chunk_text
 from engine.files.config import DEFAULT_EMBED_CHUNKS_PER_FILE
 from engine.files.store import open_store
-from engine.indexing.budget import embeddable_sql, sized_chunks
+from engine.indexing.budget import budget_join, embeddable_sql
 from engine.indexing.embedder import default_embedder
 from engine.indexing.indexer import index_store
 from engine.measure.results_schema import (
@@ -98,7 +98,7 @@ DEFAULT_SHARE = 0.1
 ALWAYS_TWINS = ("nodejs/api/path",)
 #: The lexical question the poller asks while the index is built.
 PROBE_QUERY = "license"
-DEFAULT_BUDGETS = (16, 32, 64, 128, 0)  # 0: no budget
+DEFAULT_BUDGETS = (16, 32, 40, 64, 128, 0)  # 0: no budget
 #: Chunk bands the deep questions are grouped by (their answer's chunk number).
 BANDS = ((0, 16), (16, 32), (32, 64), (64, 128), (128, None))
 QUESTIONS_PER_BAND = 40
@@ -416,7 +416,8 @@ def simulate_budget(store: Path, budget: int, model: str, dim: int) -> tuple[int
         with conn:
             conn.execute(
                 "UPDATE chunks SET hash = 'past-budget:' || hash WHERE hash NOT IN "
-                f"(SELECT c.hash FROM {sized_chunks()} AS c WHERE {embeddable_sql(budget)})"
+                f"(SELECT c.hash FROM chunks AS c {budget_join(budget)} "
+                f"WHERE {embeddable_sql(budget)})"
             )
             conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
             conn.execute("DELETE FROM meta WHERE key = 'store_floor'")  # measured anew

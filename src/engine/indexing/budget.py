@@ -68,42 +68,54 @@ def embeddable(seq: int, chunks: int, budget: int) -> bool:
     return seq % stride(chunks, budget) == 0
 
 
-def embeddable_sql(budget: int, seq: str = "c.seq", chunks: str = "c.n") -> str:
+def embeddable_sql(budget: int, seq: str = "c.seq", chunks: str = "over.n") -> str:
     """:func:`embeddable` as a SQL condition on the columns ``seq`` and ``chunks`` (a file's
-    chunk count, :func:`sized_chunks`), the same text on SQLite and PostgreSQL: one ``CASE``
-    branch per stride, ``chunks <= budget * s`` choosing the step ``s`` and ``seq & (s - 1)``
-    testing a multiple of it (``%`` is psycopg's placeholder mark). The budget is inlined, a
-    whole number from the configuration like the weights; the ladder stops at
-    :data:`MOST_CHUNKS`, so no literal overflows 64 bits."""
+    chunk count, NULL for a file within the budget: :func:`budget_join`), the same text on
+    SQLite and PostgreSQL: one ``CASE`` branch per stride, ``chunks <= budget * s`` choosing
+    the step ``s`` and ``seq & (s - 1)`` testing a multiple of it (``%`` is psycopg's
+    placeholder mark). The budget is inlined, a whole number from the configuration like the
+    weights; the ladder stops at :data:`MOST_CHUNKS`, so no literal overflows 64 bits."""
     b = int(budget)
     branches = [f"WHEN {chunks} <= {b} THEN 1 = 1"]
     step = 1
     while b * step < MOST_CHUNKS:
         step *= 2
         branches.append(f"WHEN {chunks} <= {b * step} THEN ({seq} & {step - 1}) = 0")
-    return f"(CASE {' '.join(branches)} ELSE ({seq} & {step - 1}) = 0 END)"
+    ladder = f"CASE {' '.join(branches)} ELSE ({seq} & {step - 1}) = 0 END"
+    return f"({chunks} IS NULL OR {ladder})"
 
 
-def sized_chunks(file_ids: str | None = None) -> str:
-    """A derived table of ``chunks`` (``id, file_id, seq, hash, text``) with the chunk count of
-    each chunk's file as ``n``, of every file or of the files whose ids ``file_ids`` (a
-    subquery) selects: a file's chunks are counted whole either way."""
-    where = f"WHERE c.file_id IN ({file_ids})" if file_ids is not None else ""
+def budget_join(budget: int, chunk: str = "c", file_ids: str | None = None) -> str:
+    """A ``LEFT JOIN`` giving each chunk of ``chunk`` (an alias of ``chunks``) its file's chunk
+    count as ``over.n`` when the file is over the budget, NULL otherwise: the files over it are
+    few, so the join costs one pass over the ``(file_id, seq)`` index, not a count per chunk.
+    ``file_ids``: a subquery selecting the only files a caller reads (others get NULL)."""
+    where = f"WHERE file_id IN ({file_ids}) " if file_ids is not None else ""
     return (
-        "(SELECT c.id, c.file_id, c.seq, c.hash, c.text, "
-        f"count(*) OVER (PARTITION BY c.file_id) AS n FROM chunks AS c {where})"
+        f"LEFT JOIN (SELECT file_id, max(seq) + 1 AS n FROM chunks {where}GROUP BY file_id "
+        f"HAVING max(seq) >= {int(budget)}) AS over ON over.file_id = {chunk}.file_id"
     )
 
 
-def uncovered_vectors_sql(budget: int, among: str | None = None) -> str:
-    """A ``DELETE`` of the vectors no chunk within the rule holds (``among``: of those hashes
-    only, a subquery or placeholder list; None: every vector). A vector of a text no chunk
-    holds any more goes too. Run by every writer after it wrote files, so nothing the rule
-    leaves out is read by the vector arm, whatever the budget was when it was embedded."""
-    scope = f"hash IN ({among}) AND " if among is not None else ""
+def uncovered_vectors_sql(budget: int) -> str:
+    """A ``DELETE`` of every vector no chunk within the rule holds (a text no chunk holds any
+    more included): run by a full run, and by any writer when the rule or budget changed, so
+    nothing the rule leaves out is read by the vector arm, whatever the budget was when it was
+    embedded."""
     return (
-        f"DELETE FROM embeddings WHERE {scope}hash NOT IN "
-        f"(SELECT c.hash FROM {sized_chunks()} AS c WHERE {embeddable_sql(budget)})"
+        "DELETE FROM embeddings WHERE hash NOT IN "
+        f"(SELECT c.hash FROM chunks AS c {budget_join(budget)} WHERE {embeddable_sql(budget)})"
+    )
+
+
+def covered_among_sql(budget: int, among: str) -> str:
+    """A ``SELECT`` of those text hashes of ``among`` (a subquery, given twice its values) that
+    a chunk within the rule holds: a writer that wrote a few files drops the vectors of their
+    left-out chunks but these (:func:`uncovered_vectors_sql`'s work, on a few hashes)."""
+    files = f"SELECT m.file_id FROM chunks AS m WHERE m.hash IN ({among})"
+    return (
+        f"SELECT DISTINCT c.hash FROM chunks AS c {budget_join(budget, file_ids=files)} "
+        f"WHERE c.hash IN ({among}) AND {embeddable_sql(budget)}"
     )
 
 

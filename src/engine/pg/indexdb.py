@@ -17,9 +17,10 @@ from engine.indexing.budget import (
     BUDGET_KEY,
     RULE,
     RULE_KEY,
+    budget_join,
+    covered_among_sql,
     embeddable_sql,
     rule_changed,
-    sized_chunks,
     uncovered_vectors_sql,
 )
 from engine.indexing.pipeline import FileRow, KnownFile, Touch
@@ -191,7 +192,7 @@ def vector_coverage(conn: PgConnection, model: str | None, budget: int) -> tuple
     (:func:`engine.sqlite.indexdb.vector_coverage`): chunks the ``budget`` leaves out are not
     counted."""
     chunks, embedded = conn.run(
-        f"SELECT count(*), count(e.hash) FROM {sized_chunks()} AS c "
+        f"SELECT count(*), count(e.hash) FROM chunks AS c {budget_join(budget)} "
         "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s "
         f"WHERE {embeddable_sql(budget)}",
         (model or "",),
@@ -204,7 +205,7 @@ def chunk_totals(conn: PgConnection, model: str | None, budget: int) -> tuple[in
     it embeds their text), for ``status``."""
     total, text_only = conn.run(
         f"SELECT count(*), coalesce(sum(CASE WHEN NOT {embeddable_sql(budget)} "
-        f"AND e.hash IS NULL THEN 1 ELSE 0 END), 0) FROM {sized_chunks()} AS c "
+        f"AND e.hash IS NULL THEN 1 ELSE 0 END), 0) FROM chunks AS c {budget_join(budget)} "
         "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s",
         (model or "",),
     ).fetchone()
@@ -245,8 +246,17 @@ def drop_uncovered_vectors(conn: PgConnection, budget: int, among: list[str] | N
     (:func:`engine.sqlite.indexdb.drop_uncovered_vectors`)."""
     if among is None:
         conn.run(uncovered_vectors_sql(budget))
-    elif among:
-        conn.run(uncovered_vectors_sql(budget, "SELECT unnest(%s::text[])"), (among,))
+        return
+    if not among:
+        return
+    covered = {
+        digest
+        for (digest,) in conn.run(
+            covered_among_sql(budget, "SELECT unnest(%s::text[])"), (among, among)
+        ).fetchall()
+    }
+    if gone := [digest for digest in among if digest not in covered]:
+        conn.run("DELETE FROM embeddings WHERE hash = ANY(%s)", (gone,))
 
 
 def chunks_without_vectors(
@@ -255,15 +265,17 @@ def chunks_without_vectors(
     """(text hash, file title, chunk text) of each distinct chunk text with no vector yet,
     within each file's embedding ``budget`` (of every file, or of the files ``paths`` only)."""
     files = None if paths is None else "SELECT id FROM files WHERE path = ANY(%s)"
+    where = "" if files is None else f"AND c.file_id IN ({files})"
     return conn.run(
         f"""
         SELECT DISTINCT ON (c.hash) c.hash, f.title, c.text
-        FROM {sized_chunks(files)} AS c JOIN files AS f ON f.id = c.file_id
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        {budget_join(budget, file_ids=files)}
         WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash)
-          AND {embeddable_sql(budget)}
+          AND {embeddable_sql(budget)} {where}
         ORDER BY c.hash, c.id
         """,
-        () if paths is None else (paths,),
+        () if paths is None else (paths, paths),
     ).fetchall()
 
 

@@ -24,9 +24,10 @@ from engine.indexing.budget import (
     BUDGET_KEY,
     RULE,
     RULE_KEY,
+    budget_join,
+    covered_among_sql,
     embeddable_sql,
     rule_changed,
-    sized_chunks,
     uncovered_vectors_sql,
 )
 from engine.indexing.pipeline import FileRow, KnownFile, Touch
@@ -201,8 +202,8 @@ def vector_coverage(conn: apsw.Connection, model: str | None, budget: int) -> tu
     only and not counted (:func:`engine.indexing.budget.embeddable`), so such a store is not
     degraded."""
     chunks, embedded = conn.execute(
-        f"SELECT count(*), count(e.hash) FROM {sized_chunks()} AS c "
-        f"LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ? "
+        f"SELECT count(*), count(e.hash) FROM chunks AS c {budget_join(budget)} "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ? "
         f"WHERE {embeddable_sql(budget)}",
         (model or "",),
     ).fetchone()
@@ -214,7 +215,7 @@ def chunk_totals(conn: apsw.Connection, model: str | None, budget: int) -> tuple
     it embeds their text), for ``status``."""
     total, text_only = conn.execute(
         f"SELECT count(*), coalesce(sum(CASE WHEN NOT {embeddable_sql(budget)} "
-        f"AND e.hash IS NULL THEN 1 ELSE 0 END), 0) FROM {sized_chunks()} AS c "
+        f"AND e.hash IS NULL THEN 1 ELSE 0 END), 0) FROM chunks AS c {budget_join(budget)} "
         "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
         (model or "",),
     ).fetchone()
@@ -269,9 +270,20 @@ def drop_uncovered_vectors(
     file's moved spread leaves out (:func:`engine.indexing.budget.uncovered_vectors_sql`)."""
     if among is None:
         conn.execute(uncovered_vectors_sql(budget))
-    elif among:
+        return
+    if not among:
+        return
+    values = json.dumps(among)
+    covered = {
+        digest
+        for (digest,) in conn.execute(
+            covered_among_sql(budget, "SELECT value FROM json_each(?)"), (values, values)
+        )
+    }
+    if gone := [digest for digest in among if digest not in covered]:
         conn.execute(
-            uncovered_vectors_sql(budget, "SELECT value FROM json_each(?)"), (json.dumps(among),)
+            "DELETE FROM embeddings WHERE hash IN (SELECT value FROM json_each(?))",
+            (json.dumps(gone),),
         )
 
 
@@ -314,15 +326,18 @@ def chunks_missing_vectors(
     """(text hash, file title, chunk text) of each distinct chunk text without a vector, of the
     files at ``paths`` (None: every file), within each file's embedding ``budget``, at most
     ``limit``."""
-    files, params = None, ()
+    files, where, params = None, "", ()
     if paths is not None:
         files = "SELECT id FROM files WHERE path IN (SELECT value FROM json_each(?))"
-        params = (json.dumps(paths, ensure_ascii=False),)
+        where = f"AND c.file_id IN ({files})"
+        values = json.dumps(paths, ensure_ascii=False)
+        params = (values, values)
     sql = f"""
         SELECT c.hash, f.title, c.text
-        FROM {sized_chunks(files)} AS c JOIN files AS f ON f.id = c.file_id
+        FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        {budget_join(budget, file_ids=files)}
         LEFT JOIN embeddings AS e ON e.hash = c.hash
-        WHERE e.hash IS NULL AND {embeddable_sql(budget)}
+        WHERE e.hash IS NULL AND {embeddable_sql(budget)} {where}
         GROUP BY c.hash
     """
     if limit is not None:

@@ -63,7 +63,8 @@ def test_the_sql_rule_chooses_the_chunks_the_python_rule_does(backend, backend_s
     )
     for budget in (1, 3, 32, 2**63 - 1):
         rows = backend.rows(
-            store, f"SELECT c.seq, c.n FROM ({pairs}) AS c WHERE {embeddable_sql(budget)}"
+            store,
+            f"SELECT c.seq, c.n FROM ({pairs}) AS c WHERE {embeddable_sql(budget, chunks='c.n')}",
         )
         chosen = {(int(seq), int(n)) for seq, n in rows}
         wanted = {(q, n) for n in range(1, 261) for q in range(n) if embeddable(q, n, budget)}
