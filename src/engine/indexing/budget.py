@@ -39,6 +39,13 @@ from collections.abc import Mapping
 
 from engine.files.config import DEFAULT_EMBED_CHUNKS_PER_FILE
 
+#: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "budget_join",
+    "embeddable",
+    "embeddable_sql",
+]
+
 BUDGET_KEY = "embed_budget"
 #: The ``meta`` key of the rule a run chose its chunks by, and this code's rule: an index whose
 #: vectors were chosen by another rule (the first chunks of each file, before) or another budget
