@@ -146,8 +146,9 @@ class IndexReport:
     #: Chunks of the files this run wrote past the per-file embedding budget: found by full text
     #: only, unless another file embeds the same text (:mod:`engine.indexing.budget`).
     past_budget: int = 0
-    #: (seq, text hash) of every chunk of the files this run wrote, for the two counts above.
-    written_chunks: list[tuple[int, str]] = field(default_factory=list, repr=False)
+    #: (seq, its file's chunk count, text hash) of every chunk of the files this run wrote, for
+    #: the two counts above and the vectors the budget no longer covers.
+    written_chunks: list[tuple[int, int, str]] = field(default_factory=list, repr=False)
     #: State rows moved to a new path holding their memory's content: (old, new).
     renamed: list[tuple[str, str]] = field(default_factory=list)
     #: path -> content hash of each file this run wrote (what the index now knows of it).
@@ -158,16 +159,25 @@ class IndexReport:
         self.indexed.extend(item.key for item in batch)
         self.written.update((item.key, item.content_hash) for item in batch)
         self.written_chunks.extend(
-            (seq, digest) for item in batch for seq, (_, digest) in enumerate(item.row.chunks)
+            (seq, len(item.row.chunks), digest)
+            for item in batch
+            for seq, (_, digest) in enumerate(item.row.chunks)
         )
 
     def count_reuse(self, embedded: set[str], budget: int) -> None:
         """Set :attr:`reused` and :attr:`past_budget` once embedding is done, from the hashes
         of the texts this run embedded: each chunk within the budget either is the one its text
         was embedded for, or reused a vector."""
-        within = [digest for seq, digest in self.written_chunks if embeddable(seq, budget)]
+        within = [d for seq, n, d in self.written_chunks if embeddable(seq, n, budget)]
         self.past_budget = len(self.written_chunks) - len(within)
         self.reused = len(within) - len(set(within) & embedded)
+
+    def left_out(self, budget: int) -> list[str]:
+        """The text hashes of the chunks this run wrote that the ``budget`` leaves out: a
+        vector one of them had (an earlier, larger budget; the file's earlier length) goes
+        unless a chunk within the budget holds the same text
+        (:func:`engine.indexing.budget.uncovered_vectors_sql`)."""
+        return sorted({d for seq, n, d in self.written_chunks if not embeddable(seq, n, budget)})
 
     def move_lines(self) -> list[str]:
         """One line per state row moved, as every surface reports it (index, watch, serve)."""
