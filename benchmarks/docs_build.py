@@ -12,7 +12,7 @@ four ways: with the plugin; without it (the same config, the plugin and its two 
 out); with the two pages it generated written as files into a copy of the docs folder and
 the plugin left out (what a site that commits ``memsift docs write``'s pages builds); and with
 the plugin remembering nothing from earlier builds (a temporary directory of its own, empty:
-no remembered pages or verdicts, no compiled templates). Every round builds all four, in an
+no remembered pages or verdicts, no compiled template). Every round builds all four, in an
 order rotated each round, after one untimed build of each (which leaves the bytecode, and
 the plugin's cache in the run's own temporary directory); a build is a new Python process
 (``build_site.py``), so the imports are in it, as they are in ``mkdocs build``. The figures
@@ -231,7 +231,7 @@ def measure_site(site: Site, scratch: Path, rounds: int, src: Path | None) -> Si
     warm = scratch / f"{site.name}-tmp"
     warm.mkdir()
     times: dict[str, tuple[list[float], list[float]]] = {way: ([], []) for way in WAYS}
-    # Untimed: bytecode written, files in the page cache, templates compiled and the pages
+    # Untimed: bytecode written, files in the page cache, the template compiled and the pages
     # remembered (in ``warm``; never for "cold").
     for way in WAYS:
         timed_build(site, site_dir, way, docs, src, warm)

@@ -2,9 +2,11 @@
 
 The files are defined once, in :mod:`engine.measure.results_schema`; this module reads the results
 folder with it, tells which files were measured with another ranking than the registry
-describes now (stale), and lays out what the templates need beyond the typed results
-themselves: the arm order, the calibration pivoted by floor, the provenance lines. The
-templates format every figure with the filters of :mod:`arms_doc.render`.
+describes now (stale), and lays out what the pages need beyond the typed results themselves:
+the arm order, the calibration pivoted by floor, the provenance lines. The Measured page's
+layout is a :class:`MeasuredPage`, which :mod:`arms_doc.measured_markdown` writes as Markdown;
+"What each arm buys" is a context of the arms page's template. Both format every figure with
+the filters of :mod:`arms_doc.render`.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ from engine.measure.results_schema import (
     QUALITY_PG,
     SCALE,
     AbstentionResults,
+    BudgetGroup,
+    BudgetPoint,
     DocsBuildResults,
+    FloorPoint,
     IndexingResults,
+    IndexingRun,
     LatencyResults,
     Machine,
     McpResults,
@@ -40,6 +46,8 @@ from engine.measure.results_schema import (
     ScaleSearch,
     ScaleStore,
     Stamp,
+    StoreLatency,
+    StoreMcp,
     read_results,
 )
 
@@ -204,17 +212,42 @@ def commit_text(stamp: Stamp) -> str:
     return f"`{stamp.git.commit[:12]}`{dirty}"
 
 
-def file_context(loaded: Loaded) -> dict[str, object]:
+@dataclass(frozen=True)
+class FileRow:
+    """One results file as the page's provenance table shows it."""
+
+    #: The file as readers see it, e.g. ``benchmarks/results/quality.json``.
+    file: str
+    #: The command that writes it.
+    command: str
+    stamp: Stamp | None
+    #: The stamp's time, commit and machine as the page prints them ("" without a stamp).
+    made_at: str
+    commit: str
+    machine: str
+    #: How the recorded ranking differs from the registry's now (empty: current).
+    changes: tuple[str, ...]
+
+
+def file_row(loaded: Loaded) -> FileRow:
     stamp = loaded.stamp
-    return {
-        "file": loaded.shown,
-        "command": loaded.kind.command,
-        "stamp": stamp,
-        "made_at": when(stamp.made_at) if stamp else "",
-        "commit": commit_text(stamp) if stamp else "",
-        "machine": machine_line(stamp.machine) if stamp else "",
-        "changes": list(loaded.changes),
-    }
+    return FileRow(
+        file=loaded.shown,
+        command=loaded.kind.command,
+        stamp=stamp,
+        made_at=when(stamp.made_at) if stamp else "",
+        commit=commit_text(stamp) if stamp else "",
+        machine=machine_line(stamp.machine) if stamp else "",
+        changes=loaded.changes,
+    )
+
+
+@dataclass(frozen=True)
+class MachineFiles:
+    """The files measured on one machine (its :func:`machine_line`), in the page's order."""
+
+    machine: str
+    files: tuple[str, ...]
 
 
 # --------------------------------------------------------------------------- page contexts
@@ -239,32 +272,52 @@ def buys_context(
     }
 
 
-def calibration_rows(quality: QualityResults | None) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One floor of the abstention calibration: a cell per set (None where the set did not
+    try that floor)."""
+
+    floor: float
+    chosen: bool
+    cells: tuple[FloorPoint | None, ...]
+
+
+def calibration_rows(quality: QualityResults | None) -> tuple[CalibrationRow, ...]:
     """The abstention calibration pivoted: one row per floor, one cell per set (or None)."""
     calibration = quality.lab.calibration if quality and quality.lab else None
     if calibration is None:
-        return []
+        return ()
     floors = sorted({p.floor for s in calibration.sets for p in s.points})
     by_set = [{p.floor: p for p in s.points} for s in calibration.sets]
-    return [
-        {
-            "floor": floor,
-            "chosen": floor == calibration.chosen_floor,
-            "cells": [points.get(floor) for points in by_set],
-        }
+    return tuple(
+        CalibrationRow(
+            floor=floor,
+            chosen=floor == calibration.chosen_floor,
+            cells=tuple(points.get(floor) for points in by_set),
+        )
         for floor in floors
-    ]
+    )
+
+
+@dataclass(frozen=True)
+class BackendRow:
+    """One set PostgreSQL measured: nDCG@10 of the fusion, then of each arm alone, as
+    (SQLite, PostgreSQL) pairs."""
+
+    name: str
+    queries: int
+    cells: tuple[tuple[float | None, float | None], ...]
 
 
 def backend_rows(
     quality: QualityResults | None, quality_pg: PgQualityResults | None
-) -> tuple[list[str], list[dict[str, object]]]:
+) -> tuple[tuple[str, ...], tuple[BackendRow, ...]]:
     """The arms PostgreSQL measured alone, and one row per set it measured: nDCG@10 of the
     fusion and of each of those arms alone, on SQLite (None where quality.json lacks the set
     or the arm) and on PostgreSQL."""
     if quality_pg is None:
-        return [], []
-    arms = list(dict.fromkeys(arm for s in quality_pg.sets for arm in s.alone))
+        return (), ()
+    arms = tuple(dict.fromkeys(arm for s in quality_pg.sets for arm in s.alone))
     rows = []
     for pg in quality_pg.sets:
         lite = quality.set_named(pg.name) if quality else None
@@ -278,11 +331,11 @@ def backend_rows(
                     mine.ndcg_at_10 if mine else None,
                 )
             )
-        rows.append({"name": pg.name, "queries": pg.fused.queries, "cells": cells})
-    return arms, rows
+        rows.append(BackendRow(pg.name, pg.fused.queries, tuple(cells)))
+    return arms, tuple(rows)
 
 
-def latency_arms(latency: LatencyResults | None, registry_arms: Sequence[str]) -> list[str]:
+def latency_arms(latency: LatencyResults | None, registry_arms: Sequence[str]) -> tuple[str, ...]:
     """The arms timed alone, in registry order (timings other than arms are fused_*, *_sql_only)."""
     timed = dict.fromkeys(
         key
@@ -290,9 +343,9 @@ def latency_arms(latency: LatencyResults | None, registry_arms: Sequence[str]) -
         for key in store.latency
         if not key.startswith("fused") and not key.endswith("_sql_only")
     )
-    return [arm for arm in registry_arms if arm in timed] + [
+    return tuple(arm for arm in registry_arms if arm in timed) + tuple(
         arm for arm in timed if arm not in registry_arms
-    ]
+    )
 
 
 #: A way of searching that "halves" the exact search's median time is the page's threshold
@@ -322,12 +375,28 @@ class ScaleRow:
         return self.exact.fused.p50_ms / self.search.fused.p50_ms
 
 
-def scale_context(scale: ScaleResults | None, default_ef: int) -> dict[str, object]:
+@dataclass(frozen=True)
+class ScaleView:
+    """The scale section laid out: a row per store and way of searching, and what the "when
+    to switch" paragraph states."""
+
+    rows: tuple[ScaleRow, ...]
+    #: Each PostgreSQL size measured exactly and through HNSW at the default ef_search: its
+    #: row at the default.
+    switch: tuple[ScaleRow, ...]
+    #: The first of those where HNSW at least halves the median, if any.
+    first_halving: ScaleRow | None
+    default_ef: int
+    sqlite: tuple[ScaleStore, ...] = ()
+    postgres: tuple[ScaleStore, ...] = ()
+
+
+def scale_context(scale: ScaleResults | None, default_ef: int) -> ScaleView:
     """The scale section: a row per store and way of searching, and the figures the "when to
     switch" paragraph states (each PostgreSQL size's exact and default-HNSW medians, and the
     first size where HNSW halves the median, if any)."""
     if scale is None:
-        return {"rows": [], "switch": [], "first_halving": None, "default_ef": default_ef}
+        return ScaleView((), (), None, default_ef)
     stores = sorted(scale.stores, key=lambda s: (s.backend != "sqlite", s.backend, s.files))
     rows: list[ScaleRow] = []
     switch: list[ScaleRow] = []
@@ -342,22 +411,43 @@ def scale_context(scale: ScaleResults | None, default_ef: int) -> dict[str, obje
         (row for row in switch if row.speedup is not None and row.speedup >= SWITCH_SPEEDUP),
         None,
     )
-    return {
-        "rows": rows,
-        "switch": switch,
-        "first_halving": first,
-        "default_ef": default_ef,
-        "sqlite": [s for s in stores if s.backend == "sqlite"],
-        "postgres": [s for s in stores if s.backend == "postgresql"],
-    }
+    return ScaleView(
+        rows=tuple(rows),
+        switch=tuple(switch),
+        first_halving=first,
+        default_ef=default_ef,
+        sqlite=tuple(s for s in stores if s.backend == "sqlite"),
+        postgres=tuple(s for s in stores if s.backend == "postgresql"),
+    )
 
 
-def indexing_context(indexing: IndexingResults | None) -> dict[str, object]:
+@dataclass(frozen=True)
+class BudgetRow:
+    """One budget of the budget table: a cell per group of questions (None where the budget
+    has no such group)."""
+
+    point: BudgetPoint
+    default: bool
+    cells: tuple[BudgetGroup | None, ...]
+
+
+@dataclass(frozen=True)
+class IndexingView:
+    """The indexing section laid out."""
+
+    runs: tuple[IndexingRun, ...]
+    #: after ÷ before, by IndexingRun field name, for each figure both runs have.
+    ratios: dict[str, float]
+    groups: tuple[str, ...]
+    budgets: tuple[BudgetRow, ...]
+
+
+def indexing_context(indexing: IndexingResults | None) -> IndexingView:
     """The indexing section: the runs, after ÷ before for each figure both runs have, and the
     budgets pivoted (one row per budget, one column per group of questions, in the order the
     first budget lists them)."""
     if indexing is None:
-        return {"runs": [], "ratios": {}, "groups": [], "budgets": []}
+        return IndexingView((), {}, (), ())
     before, after = indexing.run_of("before"), indexing.run_of("after")
     ratios: dict[str, float] = {}
     if before is not None and after is not None:
@@ -365,64 +455,115 @@ def indexing_context(indexing: IndexingResults | None) -> dict[str, object]:
             old, new = getattr(before, name), getattr(after, name)
             if old > 0:
                 ratios[name] = new / old
-    groups = list(dict.fromkeys(g.group for point in indexing.budgets for g in point.groups))
-    budgets = [
-        {
-            "point": point,
-            "default": point.budget == indexing.default_budget,
-            "cells": [next((g for g in point.groups if g.group == name), None) for name in groups],
-        }
+    groups = tuple(dict.fromkeys(g.group for point in indexing.budgets for g in point.groups))
+    budgets = tuple(
+        BudgetRow(
+            point=point,
+            default=point.budget == indexing.default_budget,
+            cells=tuple(
+                next((g for g in point.groups if g.group == name), None) for name in groups
+            ),
+        )
         for point in indexing.budgets
-    ]
-    return {"runs": list(indexing.runs), "ratios": ratios, "groups": groups, "budgets": budgets}
+    )
+    return IndexingView(tuple(indexing.runs), ratios, groups, budgets)
+
+
+@dataclass(frozen=True)
+class Commands:
+    """The command that makes each results file, and the one a reader checks a set with."""
+
+    quality: str = QUALITY.command
+    quality_pg: str = QUALITY_PG.command
+    abstention: str = ABSTENTION.command
+    latency: str = LATENCY.command
+    mcp: str = MCP.command
+    scale: str = SCALE.command
+    docs_build: str = DOCS_BUILD.command
+    indexing: str = INDEXING.command
+    eval: str = EVAL_COMMAND
+
+
+@dataclass(frozen=True)
+class MeasuredPage:
+    """Everything the Measured page shows, laid out: the typed results themselves and what
+    the page needs beyond them (:func:`measured_context` builds it;
+    :mod:`arms_doc.measured_markdown` writes it as Markdown)."""
+
+    #: The page ``memsift docs write`` puts in a file (it says so instead of speaking of a build).
+    written: bool
+    #: The results folder and the registry, as readers see them.
+    folder: str
+    registry: str
+    #: Every results file, in :data:`PAGE_FILES` order.
+    files: tuple[FileRow, ...]
+    #: The stamped files grouped by the machine they were measured on.
+    machines: tuple[MachineFiles, ...]
+    commands: Commands
+    #: The titles of the quality metrics, in :data:`METRICS` order.
+    metrics: tuple[str, ...]
+    quality: QualityResults | None
+    #: The registry's arms in its order, then any other arm quality.json measured.
+    arms: tuple[str, ...]
+    calibration: tuple[CalibrationRow, ...]
+    quality_pg: PgQualityResults | None
+    backend_arms: tuple[str, ...]
+    backends: tuple[BackendRow, ...]
+    abstention: AbstentionResults | None
+    latency: LatencyResults | None
+    #: latency.json's stores by vector width, then size.
+    stores: tuple[StoreLatency, ...]
+    latency_arms: tuple[str, ...]
+    mcp: McpResults | None
+    #: mcp.json's stores by size.
+    mcp_stores: tuple[StoreMcp, ...]
+    scale: ScaleResults | None
+    scale_view: ScaleView
+    docs_build: DocsBuildResults | None
+    indexing: IndexingResults | None
+    indexing_view: IndexingView
+
+    @property
+    def stale(self) -> tuple[FileRow, ...]:
+        """The files measured with another ranking than the registry's now."""
+        return tuple(file for file in self.files if file.changes)
 
 
 def measured_context(
     results: Results, registry: str, registry_arms: Sequence[str], *, written: bool = False
-) -> dict[str, object]:
+) -> MeasuredPage:
     """The Measured page's whole context; ``written`` for the page ``memsift docs write`` puts
     in a file (it says so instead of speaking of a build)."""
-    files = [file_context(loaded) for loaded in results.files]
+    files = tuple(file_row(loaded) for loaded in results.files)
     machines: dict[str, list[str]] = {}
     for file in files:
-        if file["stamp"] is not None:
-            machines.setdefault(str(file["machine"]), []).append(str(file["file"]))
+        if file.stamp is not None:
+            machines.setdefault(file.machine, []).append(file.file)
     latency, mcp = results.latency, results.mcp
     backend_arms, backends = backend_rows(results.quality, results.quality_pg)
-    return {
-        "written": written,
-        "folder": results.folder,
-        "registry": registry,
-        "files": files,
-        "machines": [{"files": names, "machine": text} for text, names in machines.items()],
-        "stale": [{"file": s.shown, "command": s.kind.command} for s in results.stale],
-        "commands": {
-            "quality": QUALITY.command,
-            "quality_pg": QUALITY_PG.command,
-            "abstention": ABSTENTION.command,
-            "latency": LATENCY.command,
-            "mcp": MCP.command,
-            "scale": SCALE.command,
-            "docs_build": DOCS_BUILD.command,
-            "indexing": INDEXING.command,
-            "eval": EVAL_COMMAND,
-        },
-        "metrics": [title for _, title in METRICS],
-        "quality": results.quality,
-        "arms": arm_order(registry_arms, results.quality),
-        "calibration": calibration_rows(results.quality),
-        "quality_pg": results.quality_pg,
-        "backend_arms": backend_arms,
-        "backends": backends,
-        "abstention": results.abstention,
-        "latency": latency,
-        "stores": sorted(latency.stores, key=lambda s: (s.dim, s.files)) if latency else [],
-        "latency_arms": latency_arms(latency, registry_arms),
-        "mcp": mcp,
-        "mcp_stores": sorted(mcp.stores, key=lambda s: s.files) if mcp else [],
-        "scale": results.scale,
-        "scale_view": scale_context(results.scale, DEFAULT_EF_SEARCH),
-        "docs_build": results.docs_build,
-        "indexing": results.indexing,
-        "indexing_view": indexing_context(results.indexing),
-    }
+    return MeasuredPage(
+        written=written,
+        folder=results.folder,
+        registry=registry,
+        files=files,
+        machines=tuple(MachineFiles(text, tuple(names)) for text, names in machines.items()),
+        commands=Commands(),
+        metrics=tuple(title for _, title in METRICS),
+        quality=results.quality,
+        arms=tuple(arm_order(registry_arms, results.quality)),
+        calibration=calibration_rows(results.quality),
+        quality_pg=results.quality_pg,
+        backend_arms=backend_arms,
+        backends=backends,
+        abstention=results.abstention,
+        latency=latency,
+        stores=tuple(sorted(latency.stores, key=lambda s: (s.dim, s.files))) if latency else (),
+        latency_arms=latency_arms(latency, registry_arms),
+        mcp=mcp,
+        mcp_stores=tuple(sorted(mcp.stores, key=lambda s: s.files)) if mcp else (),
+        scale=results.scale,
+        scale_view=scale_context(results.scale, DEFAULT_EF_SEARCH),
+        docs_build=results.docs_build,
+        indexing=results.indexing,
+        indexing_view=indexing_context(results.indexing),
+    )

@@ -3,7 +3,7 @@ changes.
 
 Rendering the pages costs a build about a tenth of a second of the plugin's own work: the
 results schema's classes (60 of them, made when the module is imported), reading and checking
-the results files, assembling the statements, the templates. The pages are a function of what
+the results files, assembling the statements, rendering. The pages are a function of what
 they are read from, so a build remembers them (with the warnings and notes they came with),
 in this process (a rebuild of ``mkdocs serve`` after a docs page was saved) and as a file in
 the plugin's private cache folder (Jinja's, see :func:`arms_doc.render.template_cache`) for
@@ -16,7 +16,7 @@ the next build, under a key made of:
   every build;
 - the code that renders, assembles and prepares, and every module a role can link to: each
   file's size and modification time in the registry's source tree (its packages) and in the
-  installed ``arms_doc`` and ``engine`` packages, the templates included;
+  installed ``arms_doc`` and ``engine`` packages, the arms page's template included;
 - the SQLite that prepared the statements (the files of apsw and sqlite-vec).
 
 Any change to one of these is another key, and the pages are rendered afresh. The folder

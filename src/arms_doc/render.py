@@ -1,13 +1,16 @@
-"""Render the generated pages from plain contexts with the Jinja2 templates in the package.
+"""Render the generated pages: the arms page from a plain context with the Jinja2 template in
+the package, the Measured page with :mod:`arms_doc.measured_markdown`, in plain Python; and the
+filters both use to print figures and text.
 
 ``StrictUndefined`` turns a name the template uses but the context lacks into an error at build
 time, instead of an empty spot on the page.
 
-Compiling the two templates is about a tenth of a second, as much as the rest of the plugin's
-work on a build, so the compiled code is kept in Jinja's own bytecode cache (a folder of the
-user's own in the temporary directory, which Jinja makes private and checks; each entry is
-checked against its template's source and Jinja's version). A cache that cannot be made, read
-or written is no cache: the templates are compiled, the build goes on.
+Compiling the arms page's template costs a build more than rendering it, so the compiled code
+is kept in Jinja's own bytecode cache (a folder of the user's own in the temporary directory,
+which Jinja makes private and checks; each entry is checked against its template's source and
+Jinja's version). A cache that cannot be made, read or written is no cache: the template is
+compiled, the build goes on. The Measured page was a template too, until compiling it proved
+to be most of what a first build (nothing cached: a fresh checkout's, or CI's) paid for it.
 """
 
 from __future__ import annotations
@@ -17,13 +20,16 @@ import html
 from collections.abc import Mapping
 from contextlib import suppress
 from functools import cache
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
 from jinja2.bccache import Bucket
 from markdown.extensions.toc import slugify
 
+if TYPE_CHECKING:
+    from arms_doc.measured import MeasuredPage
+
 TEMPLATE = "rrf-arms.md.j2"
-MEASURED_TEMPLATE = "measured.md.j2"
 
 
 def blockquote(text: str) -> str:
@@ -189,6 +195,9 @@ def render_page(context: Mapping[str, object]) -> str:
     return render(TEMPLATE, context)
 
 
-def render_measured(context: Mapping[str, object]) -> str:
+def render_measured(page: MeasuredPage) -> str:
     """The Measured page's Markdown (see :func:`arms_doc.measured.measured_context`)."""
-    return render(MEASURED_TEMPLATE, context)
+    # Imported here: the writer imports this module's filters.
+    from arms_doc.measured_markdown import render_measured as write
+
+    return write(page)

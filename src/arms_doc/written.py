@@ -22,7 +22,7 @@ from pathlib import Path
 
 from arms_doc.pages import DEFAULT_MEASURED_PAGE, Pages, Sources
 
-#: How every written page's comment begins (the templates write it when ``written`` is set).
+#: How every written page's comment begins (each page writes it when ``written`` is set).
 MARK = "<!-- Written by memsift docs write"
 #: The mark is looked for in this many lines at the top of a file.
 MARK_LINES = 5

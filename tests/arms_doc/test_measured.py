@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from arms_doc_testing import FIXTURES, SNAPSHOT_REGISTRY, fixture_document, ranking_of
-from jinja2 import UndefinedError
 
 from arms_doc.measured import Results, buys_context, load_results, measured_context
 from arms_doc.render import delta, ms, render_measured, render_page
@@ -211,11 +210,6 @@ def test_a_quick_run_is_flagged(tmp_path: Path):
     )
 
     assert "These figures come from a `--quick` run" in page
-
-
-def test_the_template_refuses_a_missing_name():
-    with pytest.raises(UndefinedError):
-        render_measured({"folder": "r"})
 
 
 def test_names_from_a_results_file_are_escaped_on_the_measured_page(tmp_path: Path):

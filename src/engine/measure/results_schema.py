@@ -99,6 +99,7 @@ __all__ = [
     "SoakRun",
     "SoakSettings",
     "Stamp",
+    "StoreLatency",
     "StoreMcp",
     "Target",
     "Timing",
@@ -927,8 +928,9 @@ class PluginPhases:
     on_files: PhaseTime
     #: The whole build, MkDocs' own work included (the imports above not included).
     build: PhaseTime
-    #: Compiling both templates without Jinja's cache: what a machine's first build adds (the
-    #: builds above load them from the cache).
+    #: Compiling the plugin's templates without Jinja's cache: what a machine's first build adds
+    #: (the builds above load them from the cache). The arms page's template only since the
+    #: Measured page is written in plain Python; files made before counted its template too.
     templates_compile_ms: float
 
 
@@ -1167,7 +1169,7 @@ INDEXING = ResultsFile(
 )
 #: The files the Measured page is made from, in the page's order. A new benchmark joins with a
 #: dataclass for its file above, a ResultsFile here, and a section of the page
-#: (arms_doc/measured.py and its template).
+#: (arms_doc/measured.py and arms_doc/measured_markdown.py).
 PAGE_FILES: tuple[ResultsFile[object], ...] = (
     QUALITY,
     QUALITY_PG,

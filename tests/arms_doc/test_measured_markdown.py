@@ -1,0 +1,134 @@
+"""The Measured page's Markdown writer: its table helper, a section written from typed results
+exactly, and results that lack what the page needs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from arms_doc_testing import SNAPSHOT_REGISTRY, fixture_document, ranking_of
+
+from arms_doc.measured import Loaded, Results, load_results, measured_context
+from arms_doc.measured_markdown import row, table
+from arms_doc.render import render_measured
+from engine.measure.results_schema import (
+    PAGE_FILES,
+    QUALITY,
+    QUALITY_PG,
+    ArmAblation,
+    BackendSet,
+    Metrics,
+    PgQualityResults,
+    QualityResults,
+    QualitySet,
+    Stamp,
+)
+
+ARMS = ["fts", "vector", "recency", "salience"]
+STAMP = Stamp("quality", 2, "2026-06-01T09:30:00+00:00", ranking_of(SNAPSHOT_REGISTRY))
+
+
+def metrics(queries: int, ndcg: float) -> Metrics:
+    return Metrics(queries, ndcg, mrr_at_10=0.5, recall_at_5=0.5, recall_at_10=0.5)
+
+
+def test_a_cell_left_empty_differs_from_a_cell_whose_text_is_empty():
+    assert row(["a", None, "", "b"]) == "| a | |  | b |"
+
+
+def test_a_table_is_its_head_a_rule_and_a_line_per_row():
+    assert table(["Set", "Queries"], [["scifact", "300"], ["nfcorpus", None]]) == [
+        "| Set | Queries |",
+        "| --- | --- |",
+        "| scifact | 300 |",
+        "| nfcorpus | |",
+    ]
+
+
+#: The section for the results below, exactly: a dash where quality.json lacks the set or arm.
+QUALITY_ON_POSTGRESQL = """\
+## Quality on PostgreSQL
+
+A team store keeps its index in PostgreSQL; its arms run their PostgreSQL SQL over the same
+files. `python benchmarks/quality.py --database-url URL` scores the same sets on that path (each set indexed into a
+schema of its own, as `memsift eval --database-url` does), with the default fusion and with
+each arm that finds candidates alone. nDCG@10 on each backend, side by side
+(server: PostgreSQL 18.1, pgvector 0.8.1 &lt;test&gt;):
+
+| Set | Queries | Fusion, SQLite | Fusion, PostgreSQL | fts alone, SQLite | fts alone, PostgreSQL | vector alone, SQLite | vector alone, PostgreSQL |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+| scifact | 300 | 0.7012 | 0.7011 | 0.6543 | 0.6611 | 0.6321 | 0.6321 |
+| nf\\|corpus | 323 | – | 0.3333 | – | 0.3000 | – | – |
+
+A dash: the SQLite results (`quality.json`) do not hold that set or arm.
+
+"""  # noqa: E501
+
+
+def test_quality_on_postgresql_sets_each_backends_ndcg_side_by_side():
+    quality = QualityResults(
+        STAMP,
+        sets=(
+            QualitySet(
+                "scifact",
+                metrics(300, 0.7012),
+                ablation=(
+                    ArmAblation("fts", alone=metrics(300, 0.6543), without=metrics(300, 0.6)),
+                    ArmAblation("vector", alone=metrics(300, 0.6321), without=metrics(300, 0.6)),
+                ),
+            ),
+        ),
+    )
+    quality_pg = PgQualityResults(
+        STAMP,
+        server="PostgreSQL 18.1, pgvector 0.8.1 <test>",
+        sets=(
+            BackendSet(
+                "scifact",
+                metrics(300, 0.7011),
+                alone={"fts": metrics(300, 0.6611), "vector": metrics(300, 0.6321)},
+            ),
+            BackendSet("nf|corpus", metrics(323, 0.3333), alone={"fts": metrics(323, 0.3)}),
+        ),
+    )
+    typed = {QUALITY: quality, QUALITY_PG: quality_pg}
+    results = Results(
+        "benchmarks/results",
+        tuple(
+            Loaded(kind, f"benchmarks/results/{kind.name}", typed.get(kind)) for kind in PAGE_FILES
+        ),
+    )
+
+    page = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+
+    start = page.index("## Quality on PostgreSQL\n")
+    assert page[start : page.index("## No answer", start)] == QUALITY_ON_POSTGRESQL
+
+
+def test_a_figure_the_page_needs_and_the_results_lack_fails_naming_it(tmp_path: Path):
+    document = fixture_document("scale.json")
+    for store in document["stores"]:
+        for way in store["searches"]:
+            if way["vector_index"] == "hnsw":
+                way["recall_at_40"] = None
+    (tmp_path / "scale.json").write_text(json.dumps(document), encoding="utf-8")
+    current = ranking_of(SNAPSHOT_REGISTRY)
+    results = load_results(tmp_path, display="benchmarks/results", current=current)
+
+    with pytest.raises(AttributeError, match="recall_at_40"):
+        render_measured(measured_context(results, "r", ARMS))
+
+
+def test_a_layout_without_a_field_the_page_needs_fails_naming_it():
+    results = Results("r", tuple(Loaded(kind, kind.name, None) for kind in PAGE_FILES))
+    page = measured_context(results, "r", ARMS)
+    lacking = SimpleNamespace(
+        **{field.name: getattr(page, field.name) for field in fields(page)}, stale=page.stale
+    )
+    del lacking.scale_view
+
+    with pytest.raises(AttributeError, match="scale_view"):
+        render_measured(lacking)  # type: ignore[arg-type]
