@@ -1022,9 +1022,9 @@ as files* what the plugin's own work costs beyond the weight of the two pages.
 COLD_BUILDS = """\
 The plugin remembers its pages, and SQLite's verdict on the statements, from one build to the
 next for as long as nothing they are made from changes (the registry, the results files, the
-commit, the code), and Jinja keeps its templates compiled; the builds above come after one
-that left all of that behind, as every build after the first on a machine does. A build with
-nothing remembered (a fresh checkout's first build, or CI) costs more:
+commit, the code), and Jinja keeps the arms page's template compiled; the builds above come
+after one that left all of that behind, as every build after the first on a machine does. A
+build with nothing remembered (a fresh checkout's first build, or CI) costs more:
 """
 
 
@@ -1096,8 +1096,9 @@ pages is MkDocs' own work, which a build of the pages as files does as well; the
 plugin's.
 """
 TEMPLATES_COMPILE = """\
-The templates are kept compiled in Jinja's bytecode cache; a machine's first build compiles
-them, which adds {ms} ms.
+The arms page's template is kept compiled in Jinja's bytecode cache; a machine's first build
+compiles it, which adds {ms} ms (the Measured page is written in plain Python: nothing to
+compile).
 """
 
 
