@@ -480,17 +480,14 @@ def quality_set(page: MeasuredPage, result: QualitySet) -> list[str]:
     else:
         lines += ["No outside reference figures are recorded for this set.", ""]
     if result.by_category:
+        categories = [
+            [text_cell(name), thousands(figures.queries), *scores(figures)]
+            for name, figures in result.by_category.items()
+        ]
         lines += [
             "By query category (full fusion):",
             "",
-            row(["Category", "Queries", *page.metrics]),
-            # As the template wrote it: the rule without its last pipe, then a blank line.
-            "| --- | --- | " + "--- | " * len(page.metrics),
-            "",
-            *(
-                row([text_cell(name), thousands(figures.queries), *scores(figures)])
-                for name, figures in result.by_category.items()
-            ),
+            *table(["Category", "Queries", *page.metrics], categories),
             "",
         ]
     return lines
@@ -577,6 +574,7 @@ def no_answer(page: MeasuredPage) -> list[str]:
         *table(head, abstention_rows(abstention)),
         "",
     ]
+    bullets = []
     for corpus in abstention.corpora:
         store = corpus.floor_named("store+unseen") or corpus.floor_named("store")
         if not store:
@@ -600,8 +598,9 @@ def no_answer(page: MeasuredPage) -> list[str]:
             )
         else:
             line += ". The store floor with the coverage test answers no foreign question."
-        lines.append(line)
-    # As the template wrote it: the paragraph follows the list with no blank line between.
+        bullets.append(line)
+    if bullets:
+        lines += [*bullets, ""]
     return [*lines, *lines_of(STORE_FLOOR)]
 
 

@@ -78,6 +78,15 @@ def test_an_arm_the_results_did_not_measure_shows_dashes(results: Results):
     assert "| without graph | – | – | – | – | |" in section(page, "### tiny-a")
 
 
+def test_the_rows_of_the_category_table_follow_its_rule(page: str):
+    assert (
+        "| Category | Queries | nDCG@10 | MRR@10 | R@5 | R@10 |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| temporal | 15 | 0.5500 | 0.6000 | 0.5300 | 0.6300 |\n"
+        "| factual | 25 | 0.6300 | 0.6800 | 0.6100 | 0.7100 |\n"
+    ) in section(page, "### tiny-a")
+
+
 def test_reference_figures_sit_beside_ours(page: str):
     assert "| BM25 (bm25s) | 0.442 | +0.1580 |" in section(page, "### tiny-a")
 

@@ -15,15 +15,21 @@ from arms_doc.measured import Loaded, Results, load_results, measured_context
 from arms_doc.measured_markdown import row, table
 from arms_doc.render import render_measured
 from engine.measure.results_schema import (
+    ABSTENTION,
     PAGE_FILES,
     QUALITY,
     QUALITY_PG,
+    AbstentionCorpus,
+    AbstentionResults,
     ArmAblation,
     BackendSet,
+    FloorOutcome,
     Metrics,
     PgQualityResults,
     QualityResults,
     QualitySet,
+    QuestionOutcome,
+    ResultsFile,
     Stamp,
 )
 
@@ -33,6 +39,17 @@ STAMP = Stamp("quality", 2, "2026-06-01T09:30:00+00:00", ranking_of(SNAPSHOT_REG
 
 def metrics(queries: int, ndcg: float) -> Metrics:
     return Metrics(queries, ndcg, mrr_at_10=0.5, recall_at_5=0.5, recall_at_10=0.5)
+
+
+def page_of(typed: dict[ResultsFile[object], object]) -> str:
+    """The Measured page of a results folder holding ``typed`` (by file) and nothing else."""
+    results = Results(
+        "benchmarks/results",
+        tuple(
+            Loaded(kind, f"benchmarks/results/{kind.name}", typed.get(kind)) for kind in PAGE_FILES
+        ),
+    )
+    return render_measured(measured_context(results, "src/engine/arms.py", ARMS))
 
 
 def test_a_cell_left_empty_differs_from_a_cell_whose_text_is_empty():
@@ -94,18 +111,23 @@ def test_quality_on_postgresql_sets_each_backends_ndcg_side_by_side():
             BackendSet("nf|corpus", metrics(323, 0.3333), alone={"fts": metrics(323, 0.3)}),
         ),
     )
-    typed = {QUALITY: quality, QUALITY_PG: quality_pg}
-    results = Results(
-        "benchmarks/results",
-        tuple(
-            Loaded(kind, f"benchmarks/results/{kind.name}", typed.get(kind)) for kind in PAGE_FILES
-        ),
-    )
-
-    page = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+    page = page_of({QUALITY: quality, QUALITY_PG: quality_pg})
 
     start = page.index("## Quality on PostgreSQL\n")
     assert page[start : page.index("## No answer", start)] == QUALITY_ON_POSTGRESQL
+
+
+def test_the_store_floor_paragraph_follows_the_list_of_stores_not_its_last_item():
+    asked = QuestionOutcome("Who wrote the staging runbook?", False, "any", 0.21)
+    floor = FloorOutcome("store", "store floor 0.37 from 48 probes", 0, 0, 0, (), (asked,))
+    corpus = AbstentionCorpus("docs", "a folder of docs", 10, 20, 0, (), (floor,), 1.0)
+
+    page = page_of({ABSTENTION: AbstentionResults(STAMP, 0.25, (corpus,))})
+
+    assert (
+        "- **docs** (a folder of docs). The store floor with the coverage test answers no "
+        "foreign question.\n\nA store floor is measured at the end of an index run"
+    ) in page
 
 
 def test_a_figure_the_page_needs_and_the_results_lack_fails_naming_it(tmp_path: Path):
