@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 
 from engine.indexing.budget import BUDGET_KEY
-from engine.indexing.pipeline import FileRow, KnownFile, Touch
+from engine.indexing.pipeline import FileRow, KnownFile, Progress, Touch
 from engine.pg.driver import PgConnection
 from engine.ranking.contract import bind
 from engine.ranking.words import token_text
@@ -36,7 +36,7 @@ def terms_expression(title: str, tags: str, body: str) -> str:
 
 
 #: A chunk's ``terms`` from the bound values of :func:`term_texts`; every writer of ``terms``
-#: (a run, a remember, the scale benchmark's writer) goes through these two.
+#: (a run, a remember, the layout upgrade, the scale benchmark's writer) goes through these two.
 TERMS = terms_expression("%(title)s", "%(tags)s", "%(body)s")
 
 
@@ -153,6 +153,37 @@ def write_file(conn: PgConnection, row: FileRow) -> int:
     )
     return int(file_id)
 
+
+#: Chunks re-derived per statement batch when a layout upgrade rewrites every ``terms``.
+RETOKENIZE_BATCH = 1000
+
+
+def rederive_terms(conn: PgConnection, progress: Progress | None = None) -> int:
+    """Make every chunk's ``terms`` anew from its text and its file's title and tags (an index
+    of an older layout, whose ``terms`` PostgreSQL's parser cut alone); return how many.
+
+    Only ``chunks.terms`` is written (its ``length`` is generated from it, and the store's
+    ``fts_totals`` follow by their trigger); files, vectors and the state plane are read or
+    left alone. Run inside the caller's transaction, so a store is upgraded whole or not at
+    all; reports ``progress("retokenize", done, total)`` after each batch."""
+    (total,) = conn.run("SELECT count(*) FROM chunks").fetchone()
+    done, last = 0, 0
+    if progress and total:
+        progress("retokenize", 0, total)
+    while rows := conn.run(
+        "SELECT c.id, f.title, f.tags, c.text FROM chunks AS c JOIN files AS f "
+        "ON f.id = c.file_id WHERE c.id > %s ORDER BY c.id LIMIT %s",
+        (last, RETOKENIZE_BATCH),
+    ).fetchall():
+        conn.many(
+            f"UPDATE chunks SET terms = {TERMS} WHERE id = %(id)s",
+            [{"id": chunk} | term_texts(title, tags, text) for chunk, title, tags, text in rows],
+        )
+        last = rows[-1][0]
+        done += len(rows)
+        if progress:
+            progress("retokenize", done, total)
+    return done
 
 
 def clean(text: str) -> str:
