@@ -25,12 +25,13 @@ end: it returns once every chunk within the budget has a vector).
 
 **The budget.** On a copy of the store indexed with no budget (the "before" run's store when
 there is one: it embeds every chunk), each budget of ``--budgets`` is simulated by taking the
-vectors away from chunks past it (unless a chunk within the budget shares the text), exactly as
-an index run under that budget leaves them, and known-item questions are asked through the
-normal search: questions drawn from the headings and first sentences of sections of the big
-files (grouped by the chunk their answer lies in) and of short documents. Per budget and group:
-nDCG@10 and hit@1/hit@10. The shared sets' largest document in chunks is counted too: a budget
-at or above it leaves their indexes, and their quality, as they are.
+vectors away from the chunks the rule leaves out (every ``s``-th chunk of a file over the
+budget is kept, :mod:`engine.indexing.budget`; a chunk sharing a kept chunk's text keeps its
+vector too), exactly as an index run under that budget leaves them, and known-item questions
+are asked through the normal search: questions drawn from the headings and first sentences of
+sections of the big files (grouped by the chunk their answer lies in) and of short documents.
+Per budget and group: nDCG@10 and hit@1/hit@10. The shared sets' largest document in chunks is
+counted too: a budget at or above it leaves their indexes, and their quality, as they are.
 
 The file is ``engine.measure.results_schema.IndexingResults``; the Measured page shows it.
 """
@@ -63,6 +64,7 @@ from timing import busy_warning, load_average, log
 from engine.files.chunking import chunk_text
 from engine.files.config import DEFAULT_EMBED_CHUNKS_PER_FILE
 from engine.files.store import open_store
+from engine.indexing.budget import budget_join, embeddable_sql
 from engine.indexing.embedder import default_embedder
 from engine.indexing.indexer import index_store
 from engine.measure.results_schema import (
@@ -96,7 +98,7 @@ DEFAULT_SHARE = 0.1
 ALWAYS_TWINS = ("nodejs/api/path",)
 #: The lexical question the poller asks while the index is built.
 PROBE_QUERY = "license"
-DEFAULT_BUDGETS = (16, 32, 64, 128, 0)  # 0: no budget
+DEFAULT_BUDGETS = (16, 32, 40, 64, 128, 0)  # 0: no budget
 #: Chunk bands the deep questions are grouped by (their answer's chunk number).
 BANDS = ((0, 16), (16, 32), (32, 64), (64, 128), (128, None))
 QUESTIONS_PER_BAND = 40
@@ -405,16 +407,17 @@ def build_questions(docs: list[Doc], store: Path) -> list[Question]:
 
 
 def simulate_budget(store: Path, budget: int, model: str, dim: int) -> tuple[int, int]:
-    """Leave in ``store``'s index the vectors an index run under ``budget`` leaves: a chunk
-    past its file's first ``budget`` loses its vector unless a chunk within the budget shares
-    its text. Returns (chunks with a vector, chunks past the budget without one)."""
+    """Leave in ``store``'s index the vectors an index run under ``budget`` leaves: a chunk the
+    rule leaves out of its file (:func:`engine.indexing.budget.embeddable`) loses its vector
+    unless a chunk within the budget shares its text. Returns (chunks with a vector, chunks
+    past the budget without one)."""
     conn = connect(str(store / ".memsift" / "index.db"))
     try:
         with conn:
             conn.execute(
-                "UPDATE chunks SET hash = 'past-budget:' || hash WHERE seq >= ? AND hash NOT IN "
-                "(SELECT hash FROM chunks WHERE seq < ?)",
-                (budget, budget),
+                "UPDATE chunks SET hash = 'past-budget:' || hash WHERE hash NOT IN "
+                f"(SELECT c.hash FROM chunks AS c {budget_join(budget)} "
+                f"WHERE {embeddable_sql(budget)})"
             )
             conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
             conn.execute("DELETE FROM meta WHERE key = 'store_floor'")  # measured anew

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arms_doc.pages import Pages, Sources
+from arms_doc.pages import DEFAULT_MEASURED_PAGE, Pages, Sources
 
 #: How every written page's comment begins (the templates write it when ``written`` is set).
 MARK = "<!-- Written by memsift docs write"
@@ -67,15 +67,25 @@ def planned(pages: Pages, sources: Sources, folder: Path, folder_shown: str) -> 
     return [Planned(f"{base}/{page}", folder / page, text) for page, text in out]
 
 
-def leftover(sources: Sources, folder: Path, folder_shown: str) -> Planned | None:
-    """A Measured page written earlier that is generated no more (its results folder is gone),
-    or None. Only a file with the mark counts; it is named, never deleted."""
-    if sources.measured_page is None or sources.measured_path is not None:
+#: Why a written Measured page is generated no more, as :func:`leftover` says it.
+NO_RESULTS = "there are no results now"
+TURNED_OFF = "the Measured page is turned off (measured_page: null, or --no-measured)"
+
+
+def leftover(sources: Sources, folder: Path, folder_shown: str) -> tuple[Planned, str] | None:
+    """A Measured page written earlier that is generated no more, and why (its results folder
+    is gone, or the page was turned off: then it is looked for at its default path), or None.
+    Only a file with the mark counts; it is named, never deleted: left in place, it would be
+    published as it was, stale, while ``docs check`` passed."""
+    if sources.measured_path is not None:
         return None
-    target = folder / sources.measured_page
-    if not (target.is_file() and is_written(target)):
+    page, why = sources.measured_page, NO_RESULTS
+    if page is None:
+        page, why = DEFAULT_MEASURED_PAGE, TURNED_OFF
+    target = folder / page
+    if page == sources.page or not (target.is_file() and is_written(target)):
         return None
-    return Planned(f"{folder_shown.rstrip('/') or '.'}/{sources.measured_page}", target, "")
+    return Planned(f"{folder_shown.rstrip('/') or '.'}/{page}", target, ""), why
 
 
 class InTheWay(Exception):
@@ -160,9 +170,11 @@ class Difference:
     diff: tuple[str, ...] = field(default=(), repr=False)
 
 
-def differences(files: Sequence[Planned], stale: Planned | None = None) -> list[Difference]:
+def differences(
+    files: Sequence[Planned], stale: tuple[Planned, str] | None = None
+) -> list[Difference]:
     """How each committed page differs from its text; an empty list when all match. ``stale``
-    is a written page that is generated no more (:func:`leftover`)."""
+    is a written page that is generated no more, and why (:func:`leftover`)."""
     found = []
     for page in files:
         committed = read_text(page.target) if page.target.is_file() else None
@@ -181,11 +193,11 @@ def differences(files: Sequence[Planned], stale: Planned | None = None) -> list[
                 )
             )
     if stale is not None:
+        page, why = stale
         found.append(
             Difference(
-                stale,
-                "is a written Measured page, but there is no results folder any more, so no "
-                "Measured page is made; delete it",
+                page,
+                f"is a written Measured page, but {why}, so no Measured page is made; delete it",
             )
         )
     return found

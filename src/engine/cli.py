@@ -21,6 +21,7 @@ import click
 from engine import state as state_plane
 from engine.arms import ARMS
 from engine.errors import DatabaseError, IndexMissing
+from engine.files.config import similarity_floor
 from engine.files.store import Store, StoreError, open_store
 from engine.indexing.embedder import EmbedderError
 from engine.indexing.indexer import index_store
@@ -324,6 +325,8 @@ def search_command(
         )
     if problem := bare_prefix_problem(query):
         fail(problem)
+    if min_similarity is not None and (problem := similarity_floor(min_similarity)):
+        fail(f"--min-similarity {min_similarity}: {problem}")  # nan passes click's range
     spec = ScopeSpec(kinds, tags, path_prefix, since, until, include_archived)
     with user_errors(ctx.obj["debug"]):
         result = search(
@@ -401,7 +404,7 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
         click.echo(f"semantic ranking: {result.vector_search}")
     if explain and result.floor and not result.abstained:  # withheld: the note says it
         click.echo(
-            f"no-answer floor: {result.floor}; the best hit is {result.best_similarity:.2f} "
+            f"no-answer floor: {result.floor}; the nearest memory is {result.best_similarity:.2f} "
             "similar"
         )
     if not result.hits:
@@ -432,7 +435,8 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
     """Print a memory and record the access in the state plane.
 
     In a read-only store the memory is still printed; a warning says the access could not be
-    counted (--json: "counted": false).
+    counted (--json: "counted": false). A file the index skips (bad front matter, binary) is
+    printed too, with a warning saying why no search finds it (--json: "problem").
     """
     from engine.agents.service import read_page
 
@@ -441,12 +445,15 @@ def read(ctx: click.Context, path: str, as_json: bool) -> None:
         page = read_page(store, path)
     if page.not_counted:
         warn(page.not_counted)
+    if page.problem and not as_json:  # as the MCP tool's `problem`: no search finds it
+        warn(f"{page.key}: {page.problem}")
     if as_json:
         access = page.access
         emit(
             {
                 "path": page.key,
                 "text": page.text,
+                "problem": page.problem,
                 "access_count": access.access_count if access else 0,
                 "last_accessed_at": access.last_accessed_at if access else None,
                 "outcome_score": access.outcome_score if access else 0.0,
@@ -1021,11 +1028,9 @@ def docs_write(folder: Path, config_file: Path | None, force: bool, **flags: Any
         fail(f"cannot write the pages into {folder}: {exc}")
     for page, changed in done:
         click.echo(f"{'wrote' if changed else 'unchanged'} {printable(page.shown)}")
-    if (old := leftover(sources, folder, str(folder))) is not None:
-        warn(
-            f"{old.shown} was written earlier, but there are no results now, so no Measured "
-            "page is made; delete it"
-        )
+    if (stale := leftover(sources, folder, str(folder))) is not None:
+        old, why = stale
+        warn(f"{old.shown} was written earlier, but {why}, so no Measured page is made; delete it")
 
 
 @docs_group.command(name="check")

@@ -22,6 +22,7 @@ import numpy as np
 
 from engine.arms import ARMS, AUTHORITY, Arm, Authority
 from engine.backend import SearchSession, open_backend
+from engine.files.config import similarity_floor
 from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
@@ -110,7 +111,8 @@ class SearchResult:
     #: Why they were withheld: "floor" (nothing as similar as the floor) or "coverage" (the
     #: store never saw what the query is about, and nothing is near in meaning).
     withheld_by: str | None = None
-    #: The best similarity among the hits found (withheld or not), when there was a vector.
+    #: The best similarity of any memory in scope to the query (the vector arm's first, among
+    #: the hits or not; withheld or not), when there was a vector.
     best_similarity: float | None = None
     #: Arms that dropped in the normal course of things (no date in the query, no state plane
     #: yet): listed in arms_dropped, but nothing a user needs warning of.
@@ -247,6 +249,8 @@ class Searcher:
         """Search for ``query``; the same options and result as :func:`search`."""
         if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
             raise ValueError(f"limit and candidate_limit must be between 1 and {MAX_LIMIT}")
+        if min_similarity is not None and (problem := similarity_floor(min_similarity)):
+            raise ValueError(f"min_similarity {min_similarity}: {problem}")  # as config.toml's
         config = self.store.config()
         if self._own_embedder:  # follow config.toml: another model, or none at all
             current = self._embedder.name if self._embedder else None
@@ -355,7 +359,10 @@ def run_search(
             "match": match,
             # Each arm must offer at least as many candidates as the caller asked for hits.
             "candidate_limit": max(candidate_limit, limit),
-            "limit": limit,
+            # With a query vector the fused ranking is read past the hits asked for, down to
+            # the candidate pool, so the no-answer rule sees the vector arm's first whatever
+            # the limit (see below).
+            "limit": limit if vector is None else max(candidate_limit, limit),
             "query_vector": vector,
             "time_from": time_from,
             "time_to": time_to,
@@ -365,10 +372,20 @@ def run_search(
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
     columns, rows = db.fetch(assembly.sql, params)
-    records = [dict(zip(columns, row, strict=True)) for row in rows]
-    chunks = db.hit_chunks([r["file_id"] for r in records])
+    records = [dict(zip(columns, row, strict=True)) for row in rows[:limit]]
+    # The memory nearest in meaning, whether or not it made the hits: whether anything answers
+    # is judged by it, as the store's floor was measured (each probe's best over every chunk),
+    # so a search answers or not whatever its limit.
+    at = columns.index("vector_rank") if "vector_rank" in columns else None
+    nearest = [
+        dict(zip(columns, row, strict=True))
+        for row in (rows[limit:] if at is not None else ())
+        if row[at] == 1
+    ]
+    chunks = db.hit_chunks([r["file_id"] for r in records + nearest])
     similarities = {
-        r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector) for r in records
+        r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector)
+        for r in records + nearest
     }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
     if not abstain(
@@ -376,6 +393,7 @@ def run_search(
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         similarities,
         (lambda: store_coverage(db, query)) if unseen else None,
+        hits=len(records),
     ):
         records, above = twin_order(query, records, chunks, similarities)
         hits = make_hits(
@@ -394,6 +412,8 @@ def abstain(
     floor: Callable[[], Floor],
     similarities: dict[int, np.ndarray | None],
     coverage: Callable[[], Coverage] | None = None,
+    *,
+    hits: int,
 ) -> bool:
     """Withhold the hits when none of them is an answer: no memory holds every content word
     of the query (the all-terms form did not bind) and either none is as similar to it as the
@@ -409,7 +429,11 @@ def abstain(
     store, so the floor is measured on it unless one is set (:mod:`engine.floor`); a floor set
     for the search or in the configuration is the whole rule, so it is not joined by the
     coverage test. Without a query vector there is no similarity to judge by, and nothing is
-    withheld."""
+    withheld.
+
+    ``similarities`` also holds the memory nearest in meaning when it ranked below the ``hits``
+    returned: the best similarity is the store's (in scope), as each probe's was when the
+    store's floor was measured, so ``--limit 1`` and ``--limit 10`` withhold alike."""
     best = [round(float(s.max()), 4) for s in similarities.values() if s is not None]
     if not best:
         return False
@@ -418,7 +442,7 @@ def abstain(
         return False
     chosen = floor()
     result.floor = chosen.describe()
-    withheld = f"({len(similarities)} weaker hit(s) withheld)"
+    withheld = f"({hits} weaker hit(s) withheld)"
     if result.best_similarity < chosen.value:
         result.withheld_by = "floor"
         result.notes.append(
@@ -459,7 +483,8 @@ def twin_order(
         best = int(np.argmax(near)) if near is not None and len(own) else 0
         text, blob = own[best] if own else ("", None)
         vector = np.frombuffer(blob, dtype="<f4") if blob is not None else None
-        candidates.append(Candidate(text, vector, record["title"] or ""))
+        authority = float(record["authority"])
+        candidates.append(Candidate(text, vector, record["title"] or "", authority))
     order, moved = order_twins(query, candidates)
     above = {records[i]["path"]: records[j]["path"] for i, j in moved.items()}
     return [records[i] for i in order], above

@@ -211,8 +211,8 @@ def test_a_measured_page_left_from_earlier_results_is_named_not_deleted(site: Si
 
     stale = leftover(sources(site), folder, "docs")
 
-    assert stale is not None and stale.shown == "docs/reference/measured.md"
-    assert stale.target.is_file()
+    assert stale is not None and stale[0].shown == "docs/reference/measured.md"
+    assert stale[0].target.is_file()
 
 
 # --------------------------------------------------------------------------- checking

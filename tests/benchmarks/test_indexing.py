@@ -19,6 +19,7 @@ from indexing import (
 
 from engine.files.chunking import chunk_text
 from engine.files.store import open_store
+from engine.indexing.budget import embeddable
 from engine.indexing.indexer import index_store
 from engine.sqlite.db import connect
 
@@ -43,15 +44,16 @@ def chunk_rows(root: Path) -> list[tuple[str, int, str, bool]]:
 
 @pytest.fixture
 def indexed(tmp_path: Path, hash_embedder) -> Path:  # type: ignore[no-untyped-def]
-    """a.md: several chunks; b.md: one chunk, a.md's last, under the same title."""
+    """a.md: several chunks; b.md: one chunk, a.md's second (one a budget of 2 leaves out),
+    under the same title."""
     root = tmp_path / "store"
     root.mkdir()
     (root / "a.md").write_text("---\ntitle: Same\n---\n" + "\n\n".join(PARAGRAPHS) + "\n")
     index_store(open_store(root), embedder=hash_embedder)
-    last = chunk_rows(root)[-1][2]
-    (root / "b.md").write_text(f"---\ntitle: Same\n---\n{last}\n")
+    second = chunk_rows(root)[1][2]
+    (root / "b.md").write_text(f"---\ntitle: Same\n---\n{second}\n")
     index_store(open_store(root), embedder=hash_embedder)
-    assert [row[2] for row in chunk_rows(root) if row[0] == "b.md"] == [last]
+    assert [row[2] for row in chunk_rows(root) if row[0] == "b.md"] == [second]
     return root
 
 
@@ -64,14 +66,16 @@ def test_a_simulated_budget_takes_the_vectors_past_it_away(indexed: Path, hash_e
 
     with_vector, without = simulate_budget(indexed, 2, hash_embedder.name, hash_embedder.dim)
 
-    assert vectors_of(indexed, "a.md")[:-1] == [True, True] + [False] * (chunks - 3)
+    kept = [embeddable(seq, chunks, 2) for seq in range(chunks)]
+    assert chunks > 4 and sum(kept) == 2  # chunk 0 and one further on, not the second
+    assert vectors_of(indexed, "a.md") == [kept[0], True, *kept[2:]]  # the second: b.md's text
     assert (with_vector, without) == (4, chunks - 3)
 
 
 def test_a_chunk_past_the_budget_keeps_a_vector_another_file_embeds(indexed: Path, hash_embedder):  # type: ignore[no-untyped-def]
     simulate_budget(indexed, 2, hash_embedder.name, hash_embedder.dim)
 
-    assert vectors_of(indexed, "a.md")[-1] and vectors_of(indexed, "b.md") == [True]
+    assert vectors_of(indexed, "a.md")[1] and vectors_of(indexed, "b.md") == [True]
 
 
 def test_a_simulated_store_counts_its_coverage_within_the_budget(indexed: Path, hash_embedder):  # type: ignore[no-untyped-def]

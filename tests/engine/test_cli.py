@@ -29,12 +29,29 @@ def run(*args: str, store: Path | None = None):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def example_store(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
-    """The bundled example store, copied and indexed with the real embedder."""
+def first_index(tmp_path_factory) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+    """The bundled example store, copied and indexed with the real embedder, and what that
+    first `memsift index` printed."""
     root = tmp_path_factory.mktemp("cli") / "examples"
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memsift"))
-    assert run("index", store=root).exit_code == 0
-    return root
+    result = run("index", store=root)
+    assert result.exit_code == 0
+    return root, result.stdout
+
+
+@pytest.fixture(scope="module")
+def example_store(first_index) -> Path:  # type: ignore[no-untyped-def]
+    return first_index[0]
+
+
+@pytest.mark.parametrize("page", ["getting-started.md", "index.md"])
+def test_the_docs_show_what_index_prints_on_the_examples(first_index, page):
+    root, first = first_index
+    text = (EXAMPLES.parent / "docs" / page).read_text(encoding="utf-8")
+    assert f"$ memsift --store examples index\n{first}" in text
+    if page == "getting-started.md":  # the second run, nothing changed
+        again = run("index", store=root).stdout
+        assert f"$ memsift --store examples index\n{again}" in text
 
 
 def test_index_json_prints_the_summary_shape(example_store):
@@ -101,8 +118,10 @@ def test_search_sql_prints_the_statement_and_its_values_after_the_hits(example_s
     assert lines[0].startswith(" 1. ")
     assert "-- SQL (bind these values in order: ?1, ?2, ...)" in lines
     assert lines[-1].startswith(
-        f'-- values: ["\\"flaky\\" AND \\"tests\\"", {CANDIDATE_LIMIT}, 2, "<float32[384]'
+        f'-- values: ["\\"flaky\\" AND \\"tests\\"", {CANDIDATE_LIMIT}, {CANDIDATE_LIMIT}, '
+        '"<float32[384]'
     )
+    assert len([line for line in lines if line[:4].strip().rstrip(".").isdigit()]) == 2
     assert not any(line.startswith("    score ") for line in lines)
 
 
@@ -226,10 +245,34 @@ def test_a_bad_date_is_named_as_the_option_given(example_store, option):
     )
 
 
+def test_a_min_similarity_of_nan_is_refused_naming_the_option(example_store):
+    # click's range lets nan through (it compares false with both ends)
+    result = run("search", "x", "--min-similarity", "nan", store=example_store)
+    assert result.exit_code == 2
+    assert result.output == (
+        "memsift: --min-similarity nan: must be between 0 and 1 (0 never abstains)\n"
+    )
+
+
 def test_missing_store_exits_2(tmp_path):
     result = CliRunner().invoke(cli, ["--store", str(tmp_path / "nope"), "status"])
     assert result.exit_code == 2
     assert "no such folder" in result.output
+
+
+@pytest.mark.parametrize("command", [["index"], ["search", "x"], ["status"], ["list"]])
+def test_a_file_named_memsift_in_the_store_is_named_with_the_fix(tmp_path, command):
+    # where the index and state plane go: each command failed its own way, with an OS error
+    # ("[Errno 17] File exists") or advice to run the index that could not run
+    (tmp_path / "a.md").write_text("# A\n\nalpha", encoding="utf-8")
+    (tmp_path / ".memsift").write_text("someone else's file", encoding="utf-8")
+    result = run(*command, store=tmp_path)
+    assert result.exit_code == 2
+    assert result.output == (
+        f"memsift: {tmp_path / '.memsift'}: a file, where memsift keeps its index in a folder "
+        "of this name; move the file away\n"
+    )
+    assert (tmp_path / ".memsift").read_text(encoding="utf-8") == "someone else's file"
 
 
 def test_unindexed_store_says_to_run_index(tmp_path):
@@ -347,6 +390,30 @@ def test_read_shows_a_latin1_html_page_in_the_charset_it_declares(tmp_path):
     result = CliRunner().invoke(cli, ["--store", str(root), "read", "menu.html", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["text"] == page
+
+
+def test_read_of_a_memory_the_index_skips_says_why(tmp_path):
+    # as the MCP tool's `problem` does: the file is printed, and the reader learns that no
+    # search will find it, and why
+    root = tmp_path / "s"
+    root.mkdir()
+    (root / "odd.md").write_text("---\nkind: 7\n---\nbody\n", encoding="utf-8")
+    result = run("read", "odd.md", store=root)
+    assert result.exit_code == 0
+    assert "body" in result.stdout
+    assert result.stderr == (
+        "memsift: warning: odd.md: the index skips this file: kind (line 2) must be text, "
+        "got a int\n"
+    )
+    data = json.loads(run("read", "odd.md", "--json", store=root).stdout)
+    assert data["problem"] == "the index skips this file: kind (line 2) must be text, got a int"
+
+
+def test_read_of_a_usable_memory_has_no_problem(example_store):
+    result = run("read", "people/priya-raman.md", store=example_store)
+    assert result.stderr == ""
+    data = json.loads(run("read", "people/priya-raman.md", "--json", store=example_store).stdout)
+    assert data["problem"] is None
 
 
 def test_read_of_a_name_that_is_not_utf8_says_so_in_one_line(tmp_path):

@@ -236,6 +236,31 @@ def test_a_measured_page_whose_results_are_gone_fails_the_check(site: Path):
     assert (site / MEASURED_PAGE).is_file()  # named, never deleted
 
 
+@pytest.mark.parametrize("off", ["--no-measured", "measured_page: null"])
+def test_a_measured_page_turned_off_since_it_was_written_fails_the_check(site: Path, off: str):
+    # the results are still there: only the page is turned off, and a written one left behind
+    # would be published stale (write and check said nothing of it)
+    add_results(site)
+    docs("write", "docs")
+    flags = [off] if off.startswith("--") else []
+    if not flags:
+        (site / "mkdocs.yml").write_text(
+            "site_name: s\nplugins:\n  - arms-doc:\n      measured_page: null\n",
+            encoding="utf-8",
+        )
+
+    written = docs("write", "docs", *flags)
+    checked = docs("check", "docs", *flags)
+
+    assert (
+        "the Measured page is turned off (measured_page: null, or --no-measured), so no Measured "
+        "page is made; delete it" in written.stderr
+    )
+    assert checked.exit_code == 1
+    assert f"{MEASURED_PAGE} is a written Measured page" in checked.stderr
+    assert (site / MEASURED_PAGE).is_file()  # named, never deleted
+
+
 def test_warnings_are_printed_and_fail_the_check_only_when_strict(site: Path):
     edit_registry(site, "weight=0.5", "weight=0")
     docs("write", "docs")

@@ -38,6 +38,30 @@ def test_a_missing_file_means_the_defaults(tmp_path):
     assert load_config(tmp_path / "config.toml") == Config()
 
 
+def test_a_config_that_is_a_link_to_nothing_is_an_error_not_the_defaults(tmp_path):
+    # A team store's [database] url lives in this file: read as absent, the store would
+    # quietly be indexed into local SQLite files instead.
+    path = tmp_path / "config.toml"
+    path.symlink_to(tmp_path / "shared" / "memsift.toml")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == (
+        f"{path}: a link to {tmp_path / 'shared' / 'memsift.toml'}, which does not exist; "
+        "point it at the TOML file, or delete it for the defaults"
+    )
+
+
+def test_a_config_that_is_a_folder_is_an_error_not_the_defaults(tmp_path):
+    path = tmp_path / "config.toml"
+    path.mkdir()
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == (
+        f"{path}: a folder, not a TOML file; move it away (memsift reads its settings from "
+        "a file of this name)"
+    )
+
+
 def test_a_complete_valid_file_is_read(tmp_path):
     text = (
         "[weights]\nfts = 1\nrecency = 0.25\nsalience = 0\n"

@@ -267,6 +267,15 @@ def test_status_works_in_a_read_only_store(store, wal):
     assert json.loads(result.stdout)["state_rows"] == 1
 
 
+@pytest.mark.parametrize("wal", [False, True], ids=["clean", "with-wal"])
+def test_list_works_in_a_read_only_store(store, wal):
+    # it opened index.db for writing, and was refused as `index` is
+    with read_only_store(store, wal=wal):
+        result = run(store, "list", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "facts/port.md" in [memory["path"] for memory in json.loads(result.stdout)]
+
+
 def test_read_in_a_read_only_store_prints_the_memory_and_warns_it_was_not_counted(store):
     with read_only_store(store, wal=False):
         plain = run(store, "read", "facts/deploy.md")
@@ -287,6 +296,15 @@ def test_a_write_to_a_read_only_store_names_the_read_only_folder(store, command)
         result = run(store, *command)
     assert result.exit_code == 2
     assert result.stderr.startswith(f"memsift: {store.state_dir} is read-only, so ")
+    assert result.stderr.count("\n") == 1
+
+
+def test_remember_in_a_read_only_store_names_the_folder_not_a_file_it_never_made(store):
+    (store.state_dir / "tmp").mkdir(exist_ok=True)  # where a new memory is staged
+    with read_only_store(store, wal=False):
+        result = run(store, "remember", "--title", "New", "--body", "text", "--kind", "semantic")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"memsift: {store.state_dir / 'tmp'}: cannot be written (")
     assert result.stderr.count("\n") == 1
 
 

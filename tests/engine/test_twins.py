@@ -78,6 +78,24 @@ def test_unrelated_hits_are_not_reordered_by_their_negations():
     assert order_twins("cache", hits) == ([0, 1], {})
 
 
+def test_a_twin_its_tags_trust_less_stays_below_the_one_that_denies():
+    # superseded (0.5) or do-not-answer-from (0.05): the memory's own tags retired it, so the
+    # denial of it ranks first whatever their words
+    for authority in (0.5, 0.05):
+        hits = [Candidate(NOT_HOSTED), Candidate(HOSTED, authority=authority)]
+        assert order_twins("which region hosts the warehouse", hits) == ([0, 1], {})
+
+
+def test_a_denying_twin_its_tags_trust_more_keeps_its_place():
+    hits = [Candidate(NOT_HOSTED, authority=1.2), Candidate(HOSTED)]
+    assert order_twins("which region hosts the warehouse", hits) == ([0, 1], {})
+
+
+def test_twins_of_equal_authority_follow_their_words():
+    hits = [Candidate(NOT_HOSTED, authority=0.5), Candidate(HOSTED, authority=0.5)]
+    assert order_twins("which region hosts the warehouse", hits) == ([1, 0], {1: 0})
+
+
 def test_only_the_first_hits_are_compared():
     filler = [Candidate(f"unrelated note number {i}") for i in range(TWIN_WINDOW)]
     hits = [Candidate(NOT_HOSTED), *filler, Candidate(HOSTED)]

@@ -96,6 +96,27 @@ def test_the_first_expression_in_the_text_wins():
     assert bounds("on 5 Jan 2024, not in 2017")[0] == "2024-01-05 00:00:00"
 
 
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        ("what happened on 9999-12-31", ("9999-12-31 00:00:00", "9999-12-31 23:59:59")),
+        ("what changed after 9999-12-30", ("9999-12-31 00:00:00", "9999-12-31 23:59:59")),
+        ("what was done until 0001-01-10", ("0001-01-01 00:00:00", "0001-01-09 23:59:59")),
+    ],
+)
+def test_a_date_at_the_ends_of_the_calendar_reaches_the_end_not_past_it(text, window):
+    # the day after 9999-12-31 or a month before 0001-01-10 is past what a datetime holds: the
+    # search failed with an OverflowError for any query naming such a date
+    assert bounds(text) == window
+
+
+@pytest.mark.parametrize(
+    "text", ["before 0001-01-01", "since 9999-12-31", "the incident 99999999999 days ago"]
+)
+def test_a_window_wholly_outside_the_calendar_is_none(text):
+    assert bounds(text) is None
+
+
 def test_a_query_without_time_has_no_window():
     assert bounds("staging database port") is None
 

@@ -616,6 +616,8 @@ def test_forget_with_the_index_locked_archives_the_file_and_says_it_is_not_index
 
 
 def test_remember_in_a_folder_the_user_cannot_write_names_it_and_the_fix(store, monkeypatch):
+    (store.root / ".memsift" / "tmp").mkdir(parents=True, exist_ok=True)
+
     def refused(*_args: object, **_kwargs: object) -> None:
         raise PermissionError(1, "Operation not permitted", str(store.root / ".memsift" / "tmp"))
 

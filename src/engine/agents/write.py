@@ -557,6 +557,8 @@ def os_refusals() -> Iterator[None]:
         yield
     except OSError as exc:
         where = exc.filename if isinstance(exc.filename, str) else "the store"
+        if isinstance(exc.filename, str) and not os.path.lexists(exc.filename):
+            where = os.path.dirname(exc.filename)  # a file it could not make: its folder refused
         if exc.errno in READ_ONLY_ERRNOS:
             raise WriteError(
                 f"{where}: cannot be written ({exc.strerror}); make the store writable for "

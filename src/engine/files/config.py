@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import reprlib
+import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,14 +40,17 @@ __all__ = [
 ]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
-#: Chunks of one file that get a vector; the rest are found by full text only. Chosen by
-#: benchmarks/indexing.py (indexing.json) on 125 real documents (2,809 chunks, a 1,225-chunk
-#: copyright file among them): 228 known-item questions scored nDCG@10 0.942 at 32, 0.941 at 64
-#: and 0.986 at 128 or none (hit@10 1.0 at every budget: the full-text arm still finds the deep
-#: chunks, a little lower), so 64 bought nothing over 32; and 64 left the time to a fully
-#: indexed store at 0.55x the CPU of the code before budgets, 32 at 0.39x (issue 22: at most
-#: half). No document of any shared set has more than 9 chunks, so their indexes are the same.
-DEFAULT_EMBED_CHUNKS_PER_FILE = 32
+#: At most this many chunks of one file get a vector, every s-th (engine.indexing.budget); the
+#: rest are found by full text only. Chosen by benchmarks/budget_lab.py on indexing.py's store of
+#: 145 real documents (3,022 chunks, a 1,225-chunk copyright file among them): at 40 this rule
+#: embeds 1,165 distinct texts, fewer than the first 32 chunks of each file did (1,190, a fully
+#: indexed store at 0.39x the CPU of the code before budgets; issue 22: at most half), and ranks
+#: deep answers higher through the vector arm alone (nDCG@10 of sentences drawn uniformly from
+#: the big files' chunks 0.505 against 0.425, of their five-word gist 0.334 against 0.265;
+#: 0.808 and 0.618 with every chunk embedded); fused, exact questions move by a question or two
+#: (full text finds them). No document of any shared set has more than 9 chunks, so their
+#: indexes are the same.
+DEFAULT_EMBED_CHUNKS_PER_FILE = 40
 #: The schema a team store's tables live in when config.toml names none.
 DEFAULT_SCHEMA = "memsift"
 #: How a team store's vector arm finds the nearest chunks: "exact" compares the query with
@@ -229,10 +234,11 @@ SETTINGS: tuple[Setting, ...] = (
         "embed_chunks_per_file",
         "integer >= 1",
         str(DEFAULT_EMBED_CHUNKS_PER_FILE),
-        "Only a file's first this many chunks get a vector; the rest are found by full text "
-        "only (status counts them). A huge file (a 5 MB log is thousands of chunks) then costs "
-        "seconds of embedding instead of minutes, and a chunk beyond the budget whose text "
-        "another file embeds shares that vector.",
+        "A file of more chunks gets at most this many vectors, on every s-th chunk from the "
+        "first (s the smallest power of two leaving at most this many); the rest are found by "
+        "full text only (status counts them). A huge file (a 5 MB log is thousands of chunks) "
+        "then costs seconds of embedding instead of minutes, and a chunk left out whose text "
+        "another chunk embeds shares that vector.",
         positive_whole(),
     ),
     Setting(
@@ -318,7 +324,8 @@ class Config:
     weights: dict[str, float] = field(default_factory=dict)
     model: str | None = DEFAULT_MODEL
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    #: ``[limits] embed_chunks_per_file``: chunks of a file past it are full-text only.
+    #: ``[limits] embed_chunks_per_file``: at most this many chunks of a file get a vector
+    #: (:mod:`engine.indexing.budget`); the others are full-text only.
     embed_chunks_per_file: int = DEFAULT_EMBED_CHUNKS_PER_FILE
     #: The abstention floor set in ``[limits]``; None (unset): the store measures its own.
     min_similarity: float | None = None
@@ -336,8 +343,10 @@ class Config:
 def load_config(path: Path) -> Config:
     """Read and check ``config.toml``; a missing file means defaults, a broken one is an error
     naming the file and the key."""
-    if not path.is_file():
-        return Config()
+    if (problem := not_a_file(path)) is not None:
+        if problem == "":
+            return Config()
+        raise ConfigError(f"{path}: {problem}")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
@@ -371,6 +380,33 @@ def load_config(path: Path) -> Config:
         hnsw_ef_search=data.get("database", {}).get("hnsw_ef_search", DEFAULT_EF_SEARCH),
         work_mem=data.get("database", {}).get("work_mem", DEFAULT_WORK_MEM),
     )
+
+
+def not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as the configuration: "" when there is none at all (the
+    defaults), None when it is a file (or a link to one). Anything else in its place is an
+    error, never the defaults: a team store's ``[database] url`` lives in this file, and read as
+    absent (a link to a share not mounted) the store would quietly be indexed into local
+    SQLite files instead; a pipe would never finish reading."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        if not path.is_symlink():
+            return ""
+        return (
+            f"a link to {os.readlink(path)}, which does not exist; point it at the TOML "
+            "file, or delete it for the defaults"
+        )
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror})"
+    if stat.S_ISDIR(info.st_mode):
+        return (
+            "a folder, not a TOML file; move it away (memsift reads its settings from a file "
+            "of this name)"
+        )
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a pipe or a device); make it a TOML file, or delete it"
+    return None
 
 
 def configured_floor(value: object) -> float | None:

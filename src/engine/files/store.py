@@ -70,8 +70,24 @@ def open_store(root: str | os.PathLike[str] | None = None) -> Store:
     if not path.is_dir():
         raise StoreError(f"{path}: not a folder; a store is a folder of memory files")
     store = Store(path.resolve())
+    if problem := state_dir_problem(store.state_dir):
+        raise StoreError(f"{store.state_dir}: {problem}")
     store.config()  # checked once, up front, whatever the command: a typo is never ignored
     return store
+
+
+def state_dir_problem(state_dir: Path) -> str | None:
+    """Why ``.memsift`` cannot hold the index and the state plane, or None (a folder, a link to
+    one, or nothing yet). Each command used to fail on its own way past a file of that name
+    (an OS error naming index.db, or advice to run the index that could not run)."""
+    if not os.path.lexists(state_dir) or state_dir.is_dir():
+        return None
+    if state_dir.is_symlink():
+        return (
+            f"a link to {os.readlink(state_dir)}, which is not a folder; memsift keeps its index "
+            "in a folder of this name: point the link at one, or delete it"
+        )
+    return "a file, where memsift keeps its index in a folder of this name; move the file away"
 
 
 @dataclass(frozen=True)

@@ -146,8 +146,9 @@ class IndexReport:
     #: Chunks of the files this run wrote past the per-file embedding budget: found by full text
     #: only, unless another file embeds the same text (:mod:`engine.indexing.budget`).
     past_budget: int = 0
-    #: (seq, text hash) of every chunk of the files this run wrote, for the two counts above.
-    written_chunks: list[tuple[int, str]] = field(default_factory=list, repr=False)
+    #: (seq, its file's chunk count, text hash) of every chunk of the files this run wrote, for
+    #: the two counts above and the vectors the budget no longer covers.
+    written_chunks: list[tuple[int, int, str]] = field(default_factory=list, repr=False)
     #: State rows moved to a new path holding their memory's content: (old, new).
     renamed: list[tuple[str, str]] = field(default_factory=list)
     #: path -> content hash of each file this run wrote (what the index now knows of it).
@@ -158,16 +159,25 @@ class IndexReport:
         self.indexed.extend(item.key for item in batch)
         self.written.update((item.key, item.content_hash) for item in batch)
         self.written_chunks.extend(
-            (seq, digest) for item in batch for seq, (_, digest) in enumerate(item.row.chunks)
+            (seq, len(item.row.chunks), digest)
+            for item in batch
+            for seq, (_, digest) in enumerate(item.row.chunks)
         )
 
     def count_reuse(self, embedded: set[str], budget: int) -> None:
         """Set :attr:`reused` and :attr:`past_budget` once embedding is done, from the hashes
         of the texts this run embedded: each chunk within the budget either is the one its text
         was embedded for, or reused a vector."""
-        within = [digest for seq, digest in self.written_chunks if embeddable(seq, budget)]
+        within = [d for seq, n, d in self.written_chunks if embeddable(seq, n, budget)]
         self.past_budget = len(self.written_chunks) - len(within)
         self.reused = len(within) - len(set(within) & embedded)
+
+    def left_out(self, budget: int) -> list[str]:
+        """The text hashes of the chunks this run wrote that the ``budget`` leaves out: a
+        vector one of them had (an earlier, larger budget; the file's earlier length) goes
+        unless a chunk within the budget holds the same text
+        (:func:`engine.indexing.budget.uncovered_vectors_sql`)."""
+        return sorted({d for seq, n, d in self.written_chunks if not embeddable(seq, n, budget)})
 
     def move_lines(self) -> list[str]:
         """One line per state row moved, as every surface reports it (index, watch, serve)."""
@@ -285,16 +295,26 @@ def still_gone(root: Path, gone: Sequence[str], vanished: set[str]) -> list[str]
     editor that moves the old file away and writes a new one leaves the path empty for a
     moment, and a file back in place keeps its row (a watcher may have indexed it meanwhile;
     the next run compares it as any file)."""
-    return [key for key in gone if key not in vanished or not is_regular_file(root / key)]
+    return [key for key in gone if key not in vanished or not back_in_place(root, key)]
 
 
-def is_regular_file(path: Path) -> bool:
-    """Whether ``path`` is a file a memory could be read from: a folder of the same name (a
-    file replaced by a folder), a symlink or a socket is no memory back in place."""
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
+def back_in_place(root: Path, key: str) -> bool:
+    """Whether a regular file is at ``key`` as the walk reaches files: with no symlink on the
+    way. A folder of the same name (a file replaced by a folder), a symlink or a socket is no
+    memory back in place, and neither is a file behind a folder replaced by a link to one (a
+    folder moved to another disk and linked back): the walk never follows the link, so such a
+    row, kept, would stay for ever, found by searches and refused by ``read``."""
+    here = root
+    info = None
+    for part in PurePosixPath(key).parts:
+        here = here / part
+        try:
+            info = here.lstat()
+        except OSError:
+            return False
+        if stat.S_ISLNK(info.st_mode):
+            return False
+    return info is not None and stat.S_ISREG(info.st_mode)
 
 
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:

@@ -72,6 +72,7 @@ def index_keys(
                 report.count_reuse(embedded, budget)
             if report.indexed or report.removed or report.embedded:
                 with conn:  # of the index's model: a claim refused leaves it as it was
+                    indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget))
                     model = indexdb.read_meta(conn, "model")
                     indexdb.record_coverage(conn, model, None, budget)
                 refresh_floor(PgFloorPlace(conn), embedder, report.embedded)
@@ -169,6 +170,7 @@ def fill_missing(
                 if stop is not None and stop.is_set():
                     break
             with conn:
+                indexdb.drop_left_out_vectors(conn, budget, [])  # all if the budget changed
                 indexdb.record_coverage(conn, embedder.name, embedder.dim, budget)
             refresh_floor(PgFloorPlace(conn), embedder, done)
     except ModelChanged:

@@ -14,7 +14,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from engine.indexing.budget import BUDGET_KEY
+from engine.indexing.budget import (
+    BUDGET_KEY,
+    RULE,
+    RULE_KEY,
+    budget_join,
+    covered_among_sql,
+    embeddable_sql,
+    rule_changed,
+    uncovered_vectors_sql,
+)
 from engine.indexing.pipeline import FileRow, KnownFile, Progress, Touch
 from engine.pg.driver import PgConnection
 from engine.ranking.contract import bind
@@ -234,23 +243,25 @@ def unique_content_paths_among(conn: PgConnection, hashes: list[str]) -> dict[st
 
 def vector_coverage(conn: PgConnection, model: str | None, budget: int) -> tuple[int, int]:
     """(chunks that get a vector, those with a vector of ``model``), counted as on SQLite
-    (:func:`engine.sqlite.indexdb.vector_coverage`): chunks past the ``budget`` are left out."""
+    (:func:`engine.sqlite.indexdb.vector_coverage`): chunks the ``budget`` leaves out are not
+    counted."""
     chunks, embedded = conn.run(
-        "SELECT count(*), count(e.hash) FROM chunks AS c "
-        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s WHERE c.seq < %s",
-        (model or "", budget),
+        f"SELECT count(*), count(e.hash) FROM chunks AS c {budget_join(budget)} "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s "
+        f"WHERE {embeddable_sql(budget)}",
+        (model or "",),
     ).fetchone()
     return int(chunks), int(embedded)
 
 
 def chunk_totals(conn: PgConnection, model: str | None, budget: int) -> tuple[int, int]:
-    """(every chunk, chunks past their file's embedding ``budget`` with no vector: no other
-    file embeds their text), for ``status``."""
+    """(every chunk, chunks the embedding ``budget`` leaves out with no vector: no chunk within
+    it embeds their text), for ``status``."""
     total, text_only = conn.run(
-        "SELECT count(*), coalesce(sum(CASE WHEN c.seq >= %s AND e.hash IS NULL "
-        "THEN 1 ELSE 0 END), 0) FROM chunks AS c "
+        f"SELECT count(*), coalesce(sum(CASE WHEN NOT {embeddable_sql(budget)} "
+        f"AND e.hash IS NULL THEN 1 ELSE 0 END), 0) FROM chunks AS c {budget_join(budget)} "
         "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = %s",
-        (budget, model or ""),
+        (model or "",),
     ).fetchone()
     return int(total), int(text_only)
 
@@ -260,6 +271,7 @@ def record_coverage(conn: PgConnection, model: str | None, dim: int | None, budg
     write_meta(conn, "chunks", chunks)
     write_meta(conn, "embedded_chunks", embedded)
     write_meta(conn, BUDGET_KEY, budget)
+    write_meta(conn, RULE_KEY, RULE)
     if model:
         write_meta(conn, "model", model)
     if dim:
@@ -270,11 +282,35 @@ def drop_other_vectors(conn: PgConnection, model: str, dim: int) -> None:
     conn.run("DELETE FROM embeddings WHERE model <> %s OR dim <> %s", (model, dim))
 
 
-def drop_unused_vectors(conn: PgConnection) -> None:
-    conn.run(
-        "DELETE FROM embeddings AS e WHERE NOT EXISTS (SELECT 1 FROM chunks AS c "
-        "WHERE c.hash = e.hash)"
+def drop_left_out_vectors(conn: PgConnection, budget: int, left_out: list[str]) -> None:
+    """After a writer wrote some files: drop the vectors of their chunks the ``budget`` leaves
+    out, or every uncovered vector when the rule or budget changed, as on SQLite
+    (:func:`engine.sqlite.indexdb.drop_left_out_vectors`)."""
+    meta = dict(
+        conn.run(
+            "SELECT key, value FROM meta WHERE key IN (%s, %s)", (BUDGET_KEY, RULE_KEY)
+        ).fetchall()
     )
+    drop_uncovered_vectors(conn, budget, None if rule_changed(meta, budget) else left_out)
+
+
+def drop_uncovered_vectors(conn: PgConnection, budget: int, among: list[str] | None = None) -> None:
+    """Delete the vectors (of the text hashes ``among``, or every one) no chunk within the
+    embedding ``budget`` holds, as on SQLite
+    (:func:`engine.sqlite.indexdb.drop_uncovered_vectors`)."""
+    if among is None:
+        conn.run(uncovered_vectors_sql(budget))
+        return
+    if not among:
+        return
+    covered = {
+        digest
+        for (digest,) in conn.run(
+            covered_among_sql(budget, "SELECT unnest(%s::text[])"), (among, among)
+        ).fetchall()
+    }
+    if gone := [digest for digest in among if digest not in covered]:
+        conn.run("DELETE FROM embeddings WHERE hash = ANY(%s)", (gone,))
 
 
 def chunks_without_vectors(
@@ -282,16 +318,18 @@ def chunks_without_vectors(
 ) -> list[tuple[str, str, str]]:
     """(text hash, file title, chunk text) of each distinct chunk text with no vector yet,
     within each file's embedding ``budget`` (of every file, or of the files ``paths`` only)."""
-    where = "" if paths is None else "AND f.path = ANY(%s)"
+    files = None if paths is None else "SELECT id FROM files WHERE path = ANY(%s)"
+    where = "" if files is None else f"AND c.file_id IN ({files})"
     return conn.run(
         f"""
         SELECT DISTINCT ON (c.hash) c.hash, f.title, c.text
         FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        {budget_join(budget, file_ids=files)}
         WHERE NOT EXISTS (SELECT 1 FROM embeddings AS e WHERE e.hash = c.hash)
-          AND c.seq < %s {where}
+          AND {embeddable_sql(budget)} {where}
         ORDER BY c.hash, c.id
         """,
-        (budget,) if paths is None else (budget, paths),
+        () if paths is None else (paths, paths),
     ).fetchall()
 
 

@@ -150,8 +150,7 @@ class PgIndexWriter:
     def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
         conn = self.conn
         with conn:
-            if embedder is not None:
-                indexdb.drop_unused_vectors(conn)
+            indexdb.drop_uncovered_vectors(conn, self.budget)  # as on SQLite
             dim = embedder.dim if embedder else indexdb.read_meta(conn, "dim")
             apply_vector_index(conn, conn.target.vector_index, int(dim) if dim else None)
         with conn:

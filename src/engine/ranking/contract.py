@@ -87,7 +87,14 @@ class Param:
 PARAMS: tuple[Param, ...] = (
     Param(1, "match", "the FTS5 query text", "query_terms"),
     Param(2, "candidate_limit", "how many candidates each query arm offers"),
-    Param(3, "limit", "how many hits the search returns", for_arms=False),
+    Param(
+        3,
+        "limit",
+        "how many places of the fused ranking a search reads: the hits it returns are the "
+        "first of them; with a query vector, at least the candidate pool, so that the no-answer "
+        "rule finds the vector arm's first among them",
+        for_arms=False,
+    ),
     Param(4, "query_vector", "the query vector (a float32 blob)", "query_vector"),
     Param(5, "time_from", "start of the time the query names (UTC text)", "query_time"),
     Param(6, "time_to", "end of the time the query names (UTC text)", "query_time"),

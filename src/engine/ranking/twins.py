@@ -17,7 +17,10 @@ what the other says) and one carries denial markers (negations, "used to", "no l
 none, the one that asserts moves up to just above the one that denies. Of two hits that both
 deny, neither asserts the fact, so their order stands (moving the one that denies less
 would tell the reader it asserts what the other denies). A query that negates ("which jobs are not
-preempted") asks for the denial, and the fused order stands.
+preempted") asks for the denial, and the fused order stands. A hit whose own tags trust it less
+than its twin (its authority, :mod:`engine.ranking.authority`: ``superseded``,
+``do-not-answer-from``, or a twin that is ``canonical``) does not move above it either: the
+words only guess which of the two is current, the tags say it.
 
 Similarity alone misses a twin that adds a clause of its own: "the user no longer wants a
 weekly summary of open incidents on Monday mornings; nothing more is needed there" sits at
@@ -108,12 +111,13 @@ def denials(text: str) -> int:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A hit as the rule sees it: its best chunk's text and vector (None without one), and
-    its memory's title."""
+    """A hit as the rule sees it: its best chunk's text and vector (None without one), its
+    memory's title and its authority multiplier (1 without tags that scale it)."""
 
     text: str
     vector: np.ndarray | None = None
     title: str = ""
+    authority: float = 1.0
 
 
 def twins(a: Candidate, b: Candidate, words: tuple[set[str], set[str]] | None = None) -> bool:
@@ -248,7 +252,13 @@ def order_twins(query: str, hits: Sequence[Candidate]) -> tuple[list[int], dict[
         for position, upper in enumerate(window):
             for lower_position in range(position + 1, len(window)):
                 lower = window[lower_position]
-                if lower in moved or apart(upper, lower) or count(lower) > 0 or count(upper) == 0:
+                if (
+                    lower in moved
+                    or hits[lower].authority < hits[upper].authority
+                    or apart(upper, lower)
+                    or count(lower) > 0
+                    or count(upper) == 0
+                ):
                     continue
                 if twins(hits[upper], hits[lower], (content(upper), content(lower))) or (
                     titles[lower] == titles[upper] and restates(hits[lower], hits[upper])

@@ -74,8 +74,9 @@ class Window:
     said: str
 
     def bounds(self) -> tuple[str, str]:
-        """Start and end in the index's time format (UTC, second precision)."""
-        last = self.end - dt.timedelta(seconds=1)
+        """Start and end in the index's time format (UTC, second precision): the end's last
+        second (a window held at the calendar's end ends at its last moment, not a midnight)."""
+        last = self.end - dt.timedelta(microseconds=1)
         return format_utc(self.start), format_utc(last)
 
 
@@ -116,8 +117,18 @@ def time_expressions(
             span = read_span(unit, match, now)
             if span is not None:
                 window = qualify(span, match.group("qualifier"), match.group(0).strip())
-                found.append((match.span(), window))
+                if window.start < window.end:  # "before 0001-01-01": no time is left
+                    found.append((match.span(), window))
     return found
+
+
+def shifted(moment: dt.datetime, delta: dt.timedelta) -> dt.datetime:
+    """``moment + delta``, held to the calendar a datetime holds: the day after 9999-12-31,
+    or a month before 0001-01-10, is past it (an OverflowError for any query naming it)."""
+    try:
+        return moment + delta
+    except OverflowError:
+        return dt.datetime.max if delta > dt.timedelta(0) else dt.datetime.min
 
 
 def read_span(
@@ -137,8 +148,8 @@ def read_span(
             return start, add_months(start, 1)
         day = int(groups["day"]) if groups.get("day") else day_of(groups)
         start = dt.datetime(year, month, day)
-        return start, start + dt.timedelta(days=1)
-    except (ValueError, KeyError, TypeError):
+        return start, shifted(start, dt.timedelta(days=1))
+    except (ValueError, KeyError, TypeError, OverflowError):  # "99999999999 days ago"
         return None
 
 
@@ -196,7 +207,7 @@ def qualify(span: tuple[dt.datetime, dt.datetime], qualifier: str | None, said: 
     start, end = span
     qualifier = (qualifier or "").lower()
     if qualifier in ("before", "until", "by"):
-        return Window(start - OPEN_SIDE, start, said)
+        return Window(shifted(start, -OPEN_SIDE), start, said)
     if qualifier in ("after", "since"):
-        return Window(end, end + OPEN_SIDE, said)
+        return Window(end, shifted(end, OPEN_SIDE), said)
     return Window(start, end, said)

@@ -84,6 +84,7 @@ def index_keys(
             report.embedded = len(embedded)
             report.count_reuse(embedded, budget)
         with immediate(conn):
+            indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget))
             model = embedder.name if embedder is not None else read_meta(conn, "model")
             record_coverage(conn, model, embedder.dim if embedder is not None else None, budget)
         refresh_floor(SqliteFloorPlace(conn), embedder, report.embedded)
@@ -205,6 +206,7 @@ def fill_missing(
                     record_coverage(conn, embedder.name, embedder.dim, budget)
                 last = time.monotonic()
         with immediate(conn):
+            indexdb.drop_left_out_vectors(conn, budget, [])  # all of them if the budget changed
             record_coverage(conn, embedder.name, embedder.dim, budget)
         refresh_floor(SqliteFloorPlace(conn), embedder, done)
     finally:

@@ -20,7 +20,16 @@ from pathlib import Path
 import apsw
 
 from engine.errors import DatabaseError, IndexMissing
-from engine.indexing.budget import BUDGET_KEY
+from engine.indexing.budget import (
+    BUDGET_KEY,
+    RULE,
+    RULE_KEY,
+    budget_join,
+    covered_among_sql,
+    embeddable_sql,
+    rule_changed,
+    uncovered_vectors_sql,
+)
 from engine.indexing.pipeline import FileRow, KnownFile, Touch
 from engine.ranking.contract import bind, bound_prefix
 from engine.sqlite.db import ensure_vector_table, open_index_reader, write_meta
@@ -189,36 +198,37 @@ def indexed_content_hash(index_path: Path, path: str) -> str | None:
 def vector_coverage(conn: apsw.Connection, model: str | None, budget: int) -> tuple[int, int]:
     """(chunks that get a vector, those of them with a vector of ``model``): the figure a search
     trusts the vector arm by, counted the one way ``index``, ``status`` and a search after an
-    interrupted run share. A chunk past its file's embedding ``budget`` is full-text only and
-    not counted (:func:`engine.indexing.budget.embeddable`), so such a store is not degraded."""
+    interrupted run share. A chunk the embedding ``budget`` leaves out of its file is full-text
+    only and not counted (:func:`engine.indexing.budget.embeddable`), so such a store is not
+    degraded."""
     chunks, embedded = conn.execute(
-        "SELECT count(*), count(e.hash) FROM chunks AS c "
-        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ? WHERE c.seq < ?",
-        (model or "", budget),
+        f"SELECT count(*), count(e.hash) FROM chunks AS c {budget_join(budget)} "
+        "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ? "
+        f"WHERE {embeddable_sql(budget)}",
+        (model or "",),
     ).fetchone()
     return int(chunks), int(embedded)
 
 
 def chunk_totals(conn: apsw.Connection, model: str | None, budget: int) -> tuple[int, int]:
-    """(every chunk, chunks past their file's embedding ``budget`` with no vector: no other
-    file embeds their text), for ``status``."""
+    """(every chunk, chunks the embedding ``budget`` leaves out with no vector: no chunk within
+    it embeds their text), for ``status``."""
     total, text_only = conn.execute(
-        "SELECT count(*), coalesce(sum(CASE WHEN c.seq >= ? AND e.hash IS NULL "
-        "THEN 1 ELSE 0 END), 0) FROM chunks AS c "
+        f"SELECT count(*), coalesce(sum(CASE WHEN NOT {embeddable_sql(budget)} "
+        f"AND e.hash IS NULL THEN 1 ELSE 0 END), 0) FROM chunks AS c {budget_join(budget)} "
         "LEFT JOIN embeddings AS e ON e.hash = c.hash AND e.model = ?",
-        (budget, model or ""),
+        (model or "",),
     ).fetchone()
     return int(total), int(text_only)
 
 
-def record_coverage(
-    conn: apsw.Connection, model: str | None, dim: int | None, budget: int
-) -> None:
+def record_coverage(conn: apsw.Connection, model: str | None, dim: int | None, budget: int) -> None:
     """Store chunk and vector counts so a search can judge the vector plane without counting."""
     chunks, embedded = vector_coverage(conn, model, budget)
     write_meta(conn, "chunks", chunks)
     write_meta(conn, "embedded_chunks", embedded)
     write_meta(conn, BUDGET_KEY, budget)
+    write_meta(conn, RULE_KEY, RULE)
     if model:
         write_meta(conn, "model", model)
     if dim:
@@ -239,9 +249,42 @@ def drop_other_vectors(conn: apsw.Connection, model: str, dim: int) -> None:
     conn.execute("DELETE FROM embeddings WHERE model != ? OR dim != ?", (model, dim))
 
 
-def drop_unused_vectors(conn: apsw.Connection) -> None:
-    """Delete vectors no chunk's text hash points at any more."""
-    conn.execute("DELETE FROM embeddings WHERE hash NOT IN (SELECT hash FROM chunks)")
+def drop_left_out_vectors(conn: apsw.Connection, budget: int, left_out: list[str]) -> None:
+    """After a writer wrote some files: drop the vectors their chunks the ``budget`` leaves
+    out (``left_out``) had, or every uncovered vector when the index's vectors were chosen
+    under another rule or budget (:func:`engine.indexing.budget.rule_changed`). Call before
+    :func:`record_coverage`, which records this budget."""
+    meta = dict(
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN (?, ?)", (BUDGET_KEY, RULE_KEY)
+        ).fetchall()
+    )
+    drop_uncovered_vectors(conn, budget, None if rule_changed(meta, budget) else left_out)
+
+
+def drop_uncovered_vectors(
+    conn: apsw.Connection, budget: int, among: list[str] | None = None
+) -> None:
+    """Delete the vectors (of the text hashes ``among``, or every one) that no chunk within the
+    embedding ``budget`` holds: texts gone from the store, and chunks a lowered budget or a
+    file's moved spread leaves out (:func:`engine.indexing.budget.uncovered_vectors_sql`)."""
+    if among is None:
+        conn.execute(uncovered_vectors_sql(budget))
+        return
+    if not among:
+        return
+    values = json.dumps(among)
+    covered = {
+        digest
+        for (digest,) in conn.execute(
+            covered_among_sql(budget, "SELECT value FROM json_each(?)"), (values, values)
+        )
+    }
+    if gone := [digest for digest in among if digest not in covered]:
+        conn.execute(
+            "DELETE FROM embeddings WHERE hash IN (SELECT value FROM json_each(?))",
+            (json.dumps(gone),),
+        )
 
 
 def add_vectors(
@@ -283,15 +326,18 @@ def chunks_missing_vectors(
     """(text hash, file title, chunk text) of each distinct chunk text without a vector, of the
     files at ``paths`` (None: every file), within each file's embedding ``budget``, at most
     ``limit``."""
-    where, params = "", (budget,)
+    files, where, params = None, "", ()
     if paths is not None:
-        where = "AND f.path IN (SELECT value FROM json_each(?))"
-        params = (budget, json.dumps(paths, ensure_ascii=False))
+        files = "SELECT id FROM files WHERE path IN (SELECT value FROM json_each(?))"
+        where = f"AND c.file_id IN ({files})"
+        values = json.dumps(paths, ensure_ascii=False)
+        params = (values, values)
     sql = f"""
         SELECT c.hash, f.title, c.text
         FROM chunks AS c JOIN files AS f ON f.id = c.file_id
+        {budget_join(budget, file_ids=files)}
         LEFT JOIN embeddings AS e ON e.hash = c.hash
-        WHERE e.hash IS NULL AND c.seq < ? {where}
+        WHERE e.hash IS NULL AND {embeddable_sql(budget)} {where}
         GROUP BY c.hash
     """
     if limit is not None:

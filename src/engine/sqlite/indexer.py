@@ -176,8 +176,9 @@ class SqliteIndexWriter:
         conn = self.conn
         # Counts the chunks (a read) before it records them: the write lock comes first.
         with immediate(conn):
-            if embedder is not None:
-                indexdb.drop_unused_vectors(conn)
+            # Every vector no chunk within the budget holds: texts gone, and chunks a lowered
+            # budget, another rule or a file's new length leaves out (never read by the arm).
+            indexdb.drop_uncovered_vectors(conn, self.budget)
             record_coverage(
                 conn,
                 embedder.name if embedder else read_meta(conn, "model"),
@@ -210,5 +211,3 @@ def pending_changes(
     return changes_since(
         store, indexdb.file_fingerprints(conn), read_meta(conn, "skipped"), not_walked
     )
-
-

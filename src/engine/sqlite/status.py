@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from engine.errors import Database, IndexMissing
+from engine.errors import Database
 from engine.files.store import Store
 from engine.ranking.scope import Scope
 from engine.sqlite import indexdb
 from engine.sqlite import state as state_plane
-from engine.sqlite.db import guarded, open_index, open_index_reader, read_meta
+from engine.sqlite.db import guarded, open_index_reader, read_meta
 from engine.sqlite.indexer import pending_changes
 from engine.status_report import status_report
 
@@ -51,13 +51,11 @@ def store_status(store: Store) -> dict[str, object]:
 
 
 def recent_rows(store: Store, scope: Scope, limit: int) -> list[tuple[object, ...]]:
-    """The newest ``limit`` files rows in ``scope``, for ``memsift list``."""
-    if not store.index_path.exists():
-        raise IndexMissing(
-            f"{store.index_path}: no index yet; run `memsift index` in the store first"
-        )
-    conn = open_index(store.index_path)
+    """The newest ``limit`` files rows in ``scope``, for ``memsift list``: read-only, as a
+    search reads, so a read-only store lists too."""
+    conn = open_index_reader(store.index_path)
     try:
-        return indexdb.recent_files(conn, scope.sql, scope.values, limit)
+        with guarded(Database.INDEX, store.index_path):
+            return indexdb.recent_files(conn, scope.sql, scope.values, limit)
     finally:
         conn.close()

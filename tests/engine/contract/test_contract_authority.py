@@ -110,3 +110,22 @@ def test_the_sign_of_the_score_decides_multiply_or_divide(dialect):
         "CASE WHEN fused_score >= 0 THEN fused_score * authority "
         "ELSE fused_score / authority END" in sql
     )
+
+
+ARGO = "Deploys go through Argo CD for every service."
+NO_ARGO = "Deploys no longer go through Argo CD for every service."
+
+
+@pytest.mark.parametrize("tag", ["superseded", "do-not-answer-from"])
+def test_a_retired_memory_stays_below_its_twin_that_denies_it(indexed, hash_embedder, tag):
+    # The asserting twin would move above the denying one by the twin rule; its own tags say
+    # it is retired, and the tags win: it is not lifted above its twin, nor above others.
+    store = indexed(
+        {
+            "old.md": memory("Deploy tool", ARGO, tags=f"[{tag}]"),
+            "new.md": memory("Deploy tool", NO_ARGO),
+        }
+    )
+    result = search(store, "what do deploys go through", embedder=hash_embedder)
+    assert [hit.path for hit in result.hits] == ["new.md", "old.md"]
+    assert [hit.above_twin for hit in result.hits] == [None, None]

@@ -1,8 +1,10 @@
-"""The per-file embedding budget, on SQLite and on PostgreSQL: only a file's first
-``[limits] embed_chunks_per_file`` chunks are embedded; the rest are found by full text, counted
-by status as full-text only, and not "missing" (the store is not degraded for ever); a chunk
-past the budget whose text another file embeds shares that vector; what a run embedded and
-reused is reported."""
+"""The per-file embedding budget, on SQLite and on PostgreSQL: a file over
+``[limits] embed_chunks_per_file`` chunks gets at most that many vectors, every ``s``-th chunk
+from chunk 0 (``s`` a power of two, :mod:`engine.indexing.budget`); the rest are found by full
+text, counted by status as full-text only, and not "missing" (the store is not degraded for
+ever); a chunk left out whose text another chunk embeds shares that vector; a vector the rule no
+longer covers (a lowered budget, a file that grew) is dropped by the next run, full or
+incremental; what a run embedded and reused is reported."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import pytest
 
 from backends import memory
 from engine.files.chunking import chunk_text
+from engine.indexing.budget import embeddable, embeddable_sql
+from engine.indexing.incremental import index_paths
 from engine.indexing.indexer import index_store
 from engine.search import search
 from engine.status import store_status
@@ -32,14 +36,39 @@ def test_long_body_chunks_into_the_parts_asked_for() -> None:
     assert len(chunk_text(long_body(5))) == 5
 
 
-def test_only_the_first_chunks_of_a_file_are_embedded(backend_store, hash_embedder):
+def embedded_seqs(backend, store) -> list[int]:  # type: ignore[no-untyped-def]
+    """The chunk numbers of the store's chunks that have a vector (the vector arm reads those)."""
+    rows = backend.rows(
+        store, "SELECT c.seq FROM chunks c JOIN embeddings e ON e.hash = c.hash ORDER BY c.seq"
+    )
+    return [int(seq) for (seq,) in rows]
+
+
+def test_a_file_over_the_budget_embeds_chunks_spread_over_its_length(backend_store, hash_embedder):
     store = backend_store(
         {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
     )
     report = index_store(store, embedder=hash_embedder)
     assert (report.embedded, report.past_budget) == (BUDGET, 5 - BUDGET)
     chunks = [t for t in hash_embedder.calls if t.startswith("Big\n")]  # not the floor's probes
-    assert sorted(t.split()[5] for t in chunks) == ["part0", "part1"]
+    assert sorted(t.split()[5] for t in chunks) == ["part0", "part4"]  # a stride of 4
+
+
+def test_the_sql_rule_chooses_the_chunks_the_python_rule_does(backend, backend_store):
+    store = backend_store({"a.md": memory("A", "alpha")})
+    index_store(store)
+    pairs = (
+        "WITH RECURSIVE k(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM k WHERE x < 260) "
+        "SELECT a.x AS seq, b.x AS n FROM k AS a, k AS b WHERE a.x < b.x"
+    )
+    for budget in (1, 3, 32, 2**63 - 1):
+        rows = backend.rows(
+            store,
+            f"SELECT c.seq, c.n FROM ({pairs}) AS c WHERE {embeddable_sql(budget, chunks='c.n')}",
+        )
+        chosen = {(int(seq), int(n)) for seq, n in rows}
+        wanted = {(q, n) for n in range(1, 261) for q in range(n) if embeddable(q, n, budget)}
+        assert chosen == wanted, budget
 
 
 def test_status_counts_chunks_past_the_budget_as_full_text_only(backend_store, hash_embedder):
@@ -59,25 +88,25 @@ def test_a_store_with_chunks_past_the_budget_is_not_degraded(backend_store, hash
         {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
     )
     index_store(store, embedder=hash_embedder)
-    result = search(store, "part4", embedder=hash_embedder)
+    result = search(store, "part3", embedder=hash_embedder)
     assert "vector" not in result.arms_dropped and not result.degraded
-    assert [h.path for h in result.hits] == ["big.md"]  # its last chunk, by full text
+    assert [h.path for h in result.hits] == ["big.md"]  # a chunk with no vector, by full text
 
 
 def test_a_chunk_past_the_budget_shares_the_vector_another_file_embeds(
     backend, backend_store, hash_embedder
 ):
     body = long_body(3)
-    last = chunk_text(body)[-1]
+    middle = chunk_text(body)[1]  # the chunk a stride of 2 leaves out
     store = backend_store(
         {
             ".memsift/config.toml": BUDGET_CONFIG,
             "big.md": memory("Same", body),
-            "small.md": memory("Same", last),
+            "small.md": memory("Same", middle),
         }
     )
     report = index_store(store, embedder=hash_embedder)
-    assert report.embedded == 3 and report.past_budget == 1  # big's third chunk is small's text
+    assert report.embedded == 3 and report.past_budget == 1  # big's second chunk is small's
     vectors = backend.rows(
         store,
         "SELECT count(*) FROM chunks c JOIN embeddings e ON e.hash = c.hash",
@@ -91,11 +120,60 @@ def test_raising_the_budget_embeds_the_rest_on_the_next_run(backend, backend_sto
         {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
     )
     index_store(store, embedder=hash_embedder)
-    backend.configure(store, BUDGET_CONFIG.replace(f"= {BUDGET}", "= 4"))
-    assert store_status(store)["vectors_pending"] == 2
+    backend.configure(store, BUDGET_CONFIG.replace(f"= {BUDGET}", "= 5"))
+    assert store_status(store)["vectors_pending"] == 3
     report = index_store(store, embedder=hash_embedder)
-    assert report.embedded == 2
-    assert store_status(store)["full_text_only_chunks"] == 1
+    assert report.embedded == 3
+    assert store_status(store)["full_text_only_chunks"] == 0
+    assert embedded_seqs(backend, store) == [0, 1, 2, 3, 4]
+
+
+def test_lowering_the_budget_drops_the_vectors_it_no_longer_covers(
+    backend, backend_store, hash_embedder
+):
+    config = BUDGET_CONFIG.replace(f"= {BUDGET}", "= 5")
+    store = backend_store({".memsift/config.toml": config, "big.md": memory("Big", long_body(5))})
+    index_store(store, embedder=hash_embedder)
+    backend.configure(store, BUDGET_CONFIG)
+    index_store(store, embedder=hash_embedder)
+    assert embedded_seqs(backend, store) == [0, 4]
+    assert store_status(store)["full_text_only_chunks"] == 3
+
+
+def test_an_incremental_run_after_the_budget_was_lowered_drops_every_file_s_uncovered_vectors(
+    backend, backend_store, hash_embedder
+):
+    config = BUDGET_CONFIG.replace(f"= {BUDGET}", "= 5")
+    store = backend_store({".memsift/config.toml": config, "big.md": memory("Big", long_body(5))})
+    index_store(store, embedder=hash_embedder)
+    backend.configure(store, BUDGET_CONFIG)
+    (store.root / "note.md").write_text(memory("Note", "a new note"), encoding="utf-8")
+    index_paths(store, ["note.md"], embedder=hash_embedder)  # what a watcher or remember runs
+    assert [seq for seq in embedded_seqs(backend, store)] == [0, 0, 4]  # note's chunk, big's two
+
+
+def test_a_file_that_grows_within_its_stride_embeds_only_its_new_chosen_chunks(
+    backend, backend_store, hash_embedder
+):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(3))}
+    )
+    index_store(store, embedder=hash_embedder)  # 3 chunks, a stride of 2: chunks 0 and 2
+    (store.root / "big.md").write_text(memory("Big", long_body(4)), encoding="utf-8")
+    report = index_paths(store, ["big.md"], embedder=hash_embedder)
+    assert report.embedded == 0 and embedded_seqs(backend, store) == [0, 2]
+
+
+def test_a_file_whose_stride_doubles_loses_the_vectors_it_no_longer_chooses(
+    backend, backend_store, hash_embedder
+):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(4))}
+    )
+    index_store(store, embedder=hash_embedder)  # 4 chunks, a stride of 2: chunks 0 and 2
+    (store.root / "big.md").write_text(memory("Big", long_body(5)), encoding="utf-8")
+    report = index_paths(store, ["big.md"], embedder=hash_embedder)
+    assert report.embedded == 1 and embedded_seqs(backend, store) == [0, 4]  # a stride of 4
 
 
 def test_identical_chunks_of_two_files_are_embedded_once_and_reported_reused(

@@ -156,6 +156,17 @@ def test_a_floor_set_for_the_search_is_the_whole_rule(backend_store, embedder):
     assert (result.abstained, len(result.hits) > 0) == (False, True)
 
 
+@pytest.mark.parametrize("floor", [math.nan, -0.5, 1.5, math.inf])
+def test_a_floor_set_for_the_search_is_checked_as_config_toml_checks_it(
+    backend_store, embedder, floor
+):
+    # nan compared false with every similarity, so it silently never withheld anything
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    with pytest.raises(ValueError, match=r"^min_similarity .*: must be between 0 and 1"):
+        search(store, NONSENSE, embedder=embedder, min_similarity=floor)
+
+
 def test_a_floor_in_config_toml_overrides_the_store_floor(backend, backend_store, embedder):
     store = backend_store(notes("near", 3))
     index_store(store, embedder=embedder)

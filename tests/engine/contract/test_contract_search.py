@@ -134,10 +134,12 @@ def test_explain_shows_the_statement_and_every_bound_value_by_its_number(
     result = search(store, "alpha", embedder=hash_embedder, scope=ScopeSpec(kinds=("semantic",)))
     shown = result.to_json(explain=True)
     assert shown["sql"] == result.sql and "?4" in result.sql
+    # With a query vector the ranking is read down to the candidate pool (?3), for the
+    # no-answer rule; the hits are its first 10.
     assert shown["params"] == [
         match_text(backend, "alpha"),
         CANDIDATE_LIMIT,
-        10,
+        CANDIDATE_LIMIT,
         f"<float32[{hash_embedder.dim}] query vector>",
         None,
         None,
@@ -262,6 +264,13 @@ def test_a_query_naming_a_date_ranks_the_memory_of_that_day_by_the_time_arm(inde
     assert ranks == {"a.md": 1, "b.md": 2}
 
 
+def test_a_query_naming_the_last_day_of_the_calendar_is_searched(indexed, hash_embedder):
+    store = indexed({"a.md": memory("Pasta", "we made pasta", event_at="9999-12-31")})
+    result = search(store, "what pasta did we make on 9999-12-31", embedder=hash_embedder)
+    assert result.params[4:6] == ("9999-12-31 00:00:00", "9999-12-31 23:59:59")
+    assert [(h.path, h.arms["time"].rank) for h in result.hits] == [("a.md", 1)]
+
+
 # --- the vector arm is exact -----------------------------------------------------------------
 
 
@@ -360,6 +369,43 @@ def test_the_no_answer_note_names_no_command_line_option(tea_store):
     result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder())
     assert result.notes[-1].endswith("(2 weaker hit(s) withheld)")
     assert "--" not in " ".join(result.notes)
+
+
+@pytest.fixture
+def coffee_first_store(backend_store):  # type: ignore[no-untyped-def]
+    """Two memories about coffee that the words rank first, and one about tea that no query
+    word matches but that is nearest in meaning to a question about steam (which
+    TopicEmbedder reads as about tea), ranked third by fusion."""
+    store = backend_store(
+        {
+            "c1.md": memory("Coffee", "coffee brewing coffee brewing at home"),
+            "c2.md": memory("Coffee", "coffee brewing in the office"),
+            "t.md": memory("Kettle", "a kettle of tea"),
+        }
+    )
+    index_store(store, embedder=TopicEmbedder())
+    return store
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_whether_a_search_answers_does_not_depend_on_its_limit(coffee_first_store, limit):
+    """The no-answer rule judges the memory nearest in meaning even when it ranks below the
+    hits returned, as the store's floor is measured over every chunk."""
+    result = search(
+        coffee_first_store,
+        "coffee brewing steam",
+        embedder=TopicEmbedder(),
+        limit=limit,
+        min_similarity=0.5,
+    )
+    assert (result.abstained, result.best_similarity) == (False, 1.0)
+    assert [h.path for h in result.hits] == ["c1.md", "c2.md", "t.md"][:limit]
+
+
+def test_a_withheld_search_counts_only_the_hits_it_withheld(tea_store):
+    result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder(), limit=1)
+    assert result.abstained is True
+    assert result.notes[-1].endswith("(1 weaker hit(s) withheld)")
 
 
 def test_a_floor_of_zero_always_answers(tea_store):
