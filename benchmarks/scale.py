@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import json
 import os
 import shutil
 import sys
@@ -257,7 +258,8 @@ def pg_versions(url: str) -> dict[str, str]:
 
 def build_postgres(target, n: int, maintenance_mem: str) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """Write the store into a fresh schema made by the engine (its DDL, its full-text
-    expression); the GIN index is built once after the rows, as a bulk load would."""
+    expression over the texts as its word rule cuts them, :func:`engine.pg.indexdb.term_texts`);
+    the GIN index is built once after the rows, as a bulk load would."""
     from engine.pg import indexdb
     from engine.pg.driver import connect
     from engine.pg.schema import ensure_schema
@@ -268,13 +270,21 @@ def build_postgres(target, n: int, maintenance_mem: str) -> dict[str, object]:  
     conn.run(f"SET maintenance_work_mem = '{maintenance_mem}'")
     conn.run("DROP INDEX chunks_terms")
     conn.run(
-        "CREATE UNLOGGED TABLE stage_chunks(file_no bigint, seq integer, text text, hash text)"
+        "CREATE UNLOGGED TABLE stage_chunks(file_no bigint, seq integer, text text, hash text, "
+        "title_words text, tags_words text, body_words text)"
     )
     model = stub_model_name(DIM)
     paths: list[str] = []
     chunks = 0
-    terms = indexdb.TERMS.replace("%(text)s", "s.text")
+    terms = indexdb.terms_expression("s.title_words", "s.tags_words", "s.body_words")
     for rows in batches(n, SEED):
+        # each file's title and tags, by its number (the chunks carry it, in the files' order)
+        numbers = sorted({number for number, _, _, _ in rows.chunks})
+        assert len(numbers) == len(rows.files), "every synthetic memory has a chunk"
+        heads = {
+            number: (row[1], json.loads(row[5]))
+            for number, row in zip(numbers, rows.files, strict=True)
+        }
         with conn, conn.raw.cursor() as cursor:
             with cursor.copy(
                 "COPY files(path, title, kind, event_at, updated_at, tags, archived, "
@@ -282,9 +292,15 @@ def build_postgres(target, n: int, maintenance_mem: str) -> dict[str, object]:  
             ) as copy:
                 for row in rows.files:
                     copy.write_row(row)
-            with cursor.copy("COPY stage_chunks(file_no, seq, text, hash) FROM STDIN") as copy:
-                for row in rows.chunks:
-                    copy.write_row(row)
+            with cursor.copy(
+                "COPY stage_chunks(file_no, seq, text, hash, title_words, tags_words, "
+                "body_words) FROM STDIN"
+            ) as copy:
+                for number, seq, text, digest in rows.chunks:
+                    words = indexdb.term_texts(*heads[number], text)
+                    copy.write_row(
+                        (number, seq, text, digest, words["title"], words["tags"], words["body"])
+                    )
             with cursor.copy(
                 "COPY embeddings(hash, model, dim, vector) FROM STDIN WITH (FORMAT BINARY)"
             ) as copy:

@@ -117,9 +117,11 @@ memory in scope holds all the remaining words; if one does, all are required, ot
 will do.
 
 On PostgreSQL the arm computes the same BM25 in SQL (k1 = 1.2, b = 0.75, FTS5's constants):
-each chunk's `tsvector`, made by PostgreSQL's own parser and English stemmer, holds every word
-with the column it came from (a title match counts four, a tag two, a body word one); the chunk
-keeps its length in words, and the store its count of chunks and of words, so a word's rarity
+each chunk's `tsvector`, made by PostgreSQL's English stemmer from the words FTS5 would index
+(the text is cut into words by the same rule first, so "2.4" is "2" and "4" on both backends,
+where PostgreSQL's parser alone keeps it whole), holds every word with the column it came from
+(a title match counts four, a tag two, a body word one); the chunk keeps its length in words,
+and the store its count of chunks and of words, so a word's rarity
 and a chunk's length weigh as they do in FTS5. A quoted phrase must still occur as a phrase,
 but its words score one by one (FTS5 scores the phrase as one term). A word limited to a part
 of the memory (`title:`, `tags:`, `body:`) asks for that part's label (`'release':A`), so it

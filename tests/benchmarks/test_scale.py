@@ -59,6 +59,30 @@ def test_a_postgresql_scale_store_holds_the_generators_memories_and_state_rows(p
     assert state == sorted(state_rows(paths, SEED))
 
 
+def test_a_postgresql_scale_stores_full_text_is_what_the_indexer_writes(pg_url):
+    """Chunks written straight into the tables still go through the word rule: their terms
+    are those :func:`engine.pg.indexdb.write_file` makes of the same title, tags and text."""
+    import psycopg
+    from scale import build_postgres
+
+    from engine.pg.indexdb import TERMS, term_texts
+    from engine.pg.target import DatabaseTarget
+
+    build_postgres(DatabaseTarget(pg_url, "scale"), 50, "64MB")
+    with psycopg.connect(pg_url, options="-c search_path=scale") as conn:
+        chunks = conn.execute(
+            "SELECT f.title, f.tags, c.text, CAST(c.terms AS text) "
+            "FROM scale.chunks AS c JOIN scale.files AS f ON f.id = c.file_id"
+        ).fetchall()
+        remade = [
+            conn.execute(f"SELECT CAST({TERMS} AS text)", term_texts(title, tags, text))
+            .fetchone()[0]
+            for title, tags, text, _ in chunks
+        ]
+
+    assert remade == [terms for _, _, _, terms in chunks]
+
+
 def test_postgresql_figures_searched_with_another_work_mem_are_not_kept(tmp_path):
     import dataclasses
     import shutil

@@ -39,8 +39,22 @@ def test_no_terms_no_text():
     assert (all_text(sanitize("?! --")), any_text(sanitize("?! --"))) == (None, None)
 
 
-def test_a_quote_or_backslash_in_a_value_is_escaped():
-    assert value(("it's", "a\\b"), "title") == "'it''s a\\\\b':A"
+def test_a_value_holds_the_words_the_index_holds_and_nothing_else():
+    # A quote or a backslash separates words, as it does in a memory's text: it never
+    # reaches to_tsquery, whatever a caller passes.
+    assert value(("it's", "a\\b"), "title") == "'it s a b':A"
+
+
+@pytest.mark.parametrize(
+    ("words", "text"),
+    [
+        (("2.4",), "'2 4'"),
+        (("Café",), "'cafe'"),
+        (("db-01.example.com",), "'db 01 example com'"),
+    ],
+)
+def test_a_value_is_cut_and_folded_as_the_index_text_is(words, text):
+    assert value(words, None) == text
 
 
 #: One quoted value (no quote or backslash inside) with an optional weight label.

@@ -16,8 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-LABELS = {"scan": "scanning files", "embed": "embedding chunks"}
-UNITS = {"scan": "files", "embed": "chunks"}
+LABELS = {
+    "scan": "scanning files",
+    "embed": "embedding chunks",
+    "retokenize": "upgrading the full text of chunks",
+}
+UNITS = {"scan": "files", "embed": "chunks", "retokenize": "chunks"}
 #: Said once when embedding starts: what holds already, and that stopping loses nothing.
 EMBED_START = (
     "the store is searchable by full text now; computing vectors for the semantic ranking "

@@ -4,7 +4,8 @@ The counterpart of :mod:`engine.sqlite.indexdb` for a store in PostgreSQL, funct
 function where the indexer needs one, so :mod:`engine.pg.indexer` runs the same passes as the
 SQLite indexer.
 Full text is computed when a chunk is written (its ``terms``: the file's title and tags with the
-chunk's text); there are no triggers to keep in step. Functions never open transactions: the
+chunk's text, cut into words where FTS5 cuts them, :mod:`engine.ranking.words`); there are no
+triggers to keep in step. Functions never open transactions: the
 caller groups them in ``with conn:`` blocks, as on SQLite.
 """
 
@@ -23,20 +24,39 @@ from engine.indexing.budget import (
     rule_changed,
     uncovered_vectors_sql,
 )
-from engine.indexing.pipeline import FileRow, KnownFile, Touch
+from engine.indexing.pipeline import FileRow, KnownFile, Progress, Touch
 from engine.pg.driver import PgConnection
 from engine.ranking.contract import bind
+from engine.ranking.words import token_text
 
-#: The chunk's full text: title (weight A), tags (B) and body (D), in the store's ``memsift``
-#: configuration; the fts arm's BM25 counts a match 4 : 2 : 1 by those labels, as SQLite's
-#: bm25(4.0, 1.0, 2.0) weighs its title, body and tags columns. (``chunks.length`` and the
-#: store's ``fts_totals`` follow from ``terms``; see :mod:`engine.pg.schema`.)
-TERMS = """
-    setweight(to_tsvector('memsift', f.title), 'A')
-    || setweight(to_tsvector('memsift', coalesce(
-           (SELECT string_agg(t, ' ') FROM jsonb_array_elements_text(f.tags) AS t), '')), 'B')
-    || setweight(to_tsvector('memsift', %(text)s), 'D')
+
+def terms_expression(title: str, tags: str, body: str) -> str:
+    """A chunk's full text from the SQL expressions of its three texts, each already cut into
+    words by the rule (:func:`term_texts`): title (weight A), tags (B) and body (D), in the
+    store's ``memsift`` configuration. The fts arm's BM25 counts a match 4 : 2 : 1 by those
+    labels, as SQLite's bm25(4.0, 1.0, 2.0) weighs its title, body and tags columns.
+    (``chunks.length`` and the store's ``fts_totals`` follow from ``terms``; see
+    :mod:`engine.pg.schema`.)"""
+    return f"""
+    setweight(to_tsvector('memsift', {title}), 'A')
+    || setweight(to_tsvector('memsift', {tags}), 'B')
+    || setweight(to_tsvector('memsift', {body}), 'D')
 """
+
+
+#: A chunk's ``terms`` from the bound values of :func:`term_texts`; every writer of ``terms``
+#: (a run, a remember, the layout upgrade, the scale benchmark's writer) goes through these two.
+TERMS = terms_expression("%(title)s", "%(tags)s", "%(body)s")
+
+
+def term_texts(title: str, tags: Iterable[str], text: str) -> dict[str, str]:
+    """The texts a chunk's ``terms`` are made of, as :func:`engine.ranking.words.token_text`
+    cuts them (where FTS5 cuts the same texts on SQLite), under :data:`TERMS`' names."""
+    return {
+        "title": token_text(title),
+        "tags": token_text(" ".join(tags)),
+        "body": token_text(text),
+    }
 
 
 def lock_rows(conn: PgConnection) -> None:
@@ -130,15 +150,49 @@ def write_file(conn: PgConnection, row: FileRow) -> int:
         ),
     ).fetchone()
     conn.run("DELETE FROM chunks WHERE file_id = %s", (file_id,))
+    tags = json.loads(row.tags_json)
     conn.many(
         "INSERT INTO chunks(file_id, seq, text, hash, terms) "
-        f"SELECT f.id, %(seq)s, %(text)s, %(hash)s, {TERMS} FROM files AS f WHERE f.id = %(file)s",
+        f"VALUES (%(file)s, %(seq)s, %(text)s, %(hash)s, {TERMS})",
         [
             {"file": file_id, "seq": seq, "text": clean(text), "hash": digest}
+            | term_texts(row.title, tags, text)
             for seq, (text, digest) in enumerate(row.chunks)
         ],
     )
     return int(file_id)
+
+
+#: Chunks re-derived per statement batch when a layout upgrade rewrites every ``terms``.
+RETOKENIZE_BATCH = 1000
+
+
+def rederive_terms(conn: PgConnection, progress: Progress | None = None) -> int:
+    """Make every chunk's ``terms`` anew from its text and its file's title and tags (an index
+    of an older layout, whose ``terms`` PostgreSQL's parser cut alone); return how many.
+
+    Only ``chunks.terms`` is written (its ``length`` is generated from it, and the store's
+    ``fts_totals`` follow by their trigger); files, vectors and the state plane are read or
+    left alone. Run inside the caller's transaction, so a store is upgraded whole or not at
+    all; reports ``progress("retokenize", done, total)`` after each batch."""
+    (total,) = conn.run("SELECT count(*) FROM chunks").fetchone()
+    done, last = 0, 0
+    if progress and total:
+        progress("retokenize", 0, total)
+    while rows := conn.run(
+        "SELECT c.id, f.title, f.tags, c.text FROM chunks AS c JOIN files AS f "
+        "ON f.id = c.file_id WHERE c.id > %s ORDER BY c.id LIMIT %s",
+        (last, RETOKENIZE_BATCH),
+    ).fetchall():
+        conn.many(
+            f"UPDATE chunks SET terms = {TERMS} WHERE id = %(id)s",
+            [{"id": chunk} | term_texts(title, tags, text) for chunk, title, tags, text in rows],
+        )
+        last = rows[-1][0]
+        done += len(rows)
+        if progress:
+            progress("retokenize", done, total)
+    return done
 
 
 def clean(text: str) -> str:

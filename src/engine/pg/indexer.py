@@ -50,7 +50,7 @@ def index_to_database(
     conn = connect(target, vectors=False)
     try:
         with guarded(target), run_lock(conn):
-            ensure_schema(conn)
+            ensure_schema(conn, progress)
             writer = PgIndexWriter(conn, store, max_file_bytes)
             full_run(writer, store, max_file_bytes, embedder, progress, report)
     finally:

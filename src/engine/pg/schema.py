@@ -19,13 +19,17 @@ cannot deadlock on it).
 
 Full text uses the text search configuration ``memsift``: English stemming with no stop
 words, like SQLite's Porter tokenizer; the query side (``engine.pg.search``) leaves out the
-same stop words as on SQLite, so a negation or a qualifier still counts in a document.
+same stop words as on SQLite, so a negation or a qualifier still counts in a document. Its
+parser is given text already cut into words where FTS5 cuts it (:mod:`engine.ranking.words`),
+on the index's side and the query's alike.
 """
 
 from __future__ import annotations
 
 from engine.errors import IndexMissing
+from engine.indexing.pipeline import Progress
 from engine.pg.driver import PgConnection, PgError, guarded, register_vectors
+from engine.pg.indexdb import rederive_terms
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -34,9 +38,17 @@ __all__ = [
     "ensure_schema",
 ]
 
-#: 2: ``chunks.length`` and ``fts_totals`` (BM25). A layout-1 index is upgraded in place by the
-#: next index run (lengths and totals are computed from the tsvectors it already holds).
-SCHEMA_VERSION = "2"
+#: 2: ``chunks.length`` and ``fts_totals`` (BM25). 3: ``chunks.terms`` made of the text as
+#: FTS5 cuts it into words (:mod:`engine.ranking.words`), not as PostgreSQL's parser cuts it
+#: alone (which kept "2.4", hosts, paths and emails whole, and folded no diacritics). An
+#: older index is upgraded in place by the next index run: lengths and totals are added to a
+#: layout-1 index, then every chunk's ``terms`` is made anew (:func:`upgrade_terms`).
+SCHEMA_VERSION = "3"
+#: What each layout brought, for the message that refuses to search an older one.
+LAYOUTS = {
+    "2": "full text ranked by BM25",
+    "3": "full text cut into words as on SQLite",
+}
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key text PRIMARY KEY, value text NOT NULL);
@@ -148,9 +160,11 @@ ALTER TEXT SEARCH CONFIGURATION memsift ALTER MAPPING REPLACE english_stem WITH 
 """
 
 
-def ensure_schema(conn: PgConnection) -> None:
+def ensure_schema(conn: PgConnection, progress: Progress | None = None) -> None:
     """Create the store's schema and tables if missing (idempotent; concurrent runs of this are
-    serialised by the caller's advisory lock), with pgvector installed in ``public``."""
+    serialised by the caller's advisory lock), with pgvector installed in ``public``; upgrade
+    an index of an older layout in place, in the same transaction (``progress`` hears of the
+    chunks whose full text is made anew)."""
     schema = conn.target.schema
     with guarded(conn.target), conn:
         conn.run(CREATE_LOCK, (f"memsift schema {schema}",))
@@ -173,8 +187,10 @@ def ensure_schema(conn: PgConnection) -> None:
         conn.run(DDL)
         if made == 1:
             conn.run(UPGRADE_1_TO_2)
-        if made != int(SCHEMA_VERSION):
+        if made is None or made < 2:
             conn.run(TOTALS)
+        if made is not None and made < 3:
+            upgrade_terms(conn, progress)
         conn.run(STATE_DDL)
         conn.run(
             "INSERT INTO meta(key, value) VALUES ('schema_version', %s) "
@@ -182,6 +198,15 @@ def ensure_schema(conn: PgConnection) -> None:
             (SCHEMA_VERSION,),
         )
     register_vectors(conn.raw, conn.target)
+
+
+def upgrade_terms(conn: PgConnection, progress: Progress | None) -> None:
+    """Layout 2 to 3: every chunk's ``terms`` made anew by the rule both backends cut words by
+    (:func:`engine.pg.indexdb.rederive_terms`). Derived index rows only: the files, their
+    vectors and the state plane stay as they are, so nothing is embedded again and no read or
+    outcome is lost. The tokens of a chunk change with its ``terms`` ("2.4" is two), so its
+    ``length`` (generated) and the store's totals (the row trigger) follow."""
+    rederive_terms(conn, progress)
 
 
 def qualified(conn: PgConnection, name: str) -> str:
@@ -246,8 +271,9 @@ def newer_layout(conn: PgConnection, made: int) -> str:
 
 def require_layout(conn: PgConnection) -> None:
     """Refuse to rank with an index of another layout: a layout-1 index has no chunk lengths
-    or totals, which the fts arm's BM25 reads. One line, with the fix; never a ranking made
-    from missing figures."""
+    or totals, which the fts arm's BM25 reads; a layout-2 index holds words the query's terms
+    cannot match ("2.4" whole, where the query asks for "2" and "4"). One line, with the fix;
+    never a ranking made from missing figures or mismatched words."""
     made = layout(conn)
     if made is None or made == int(SCHEMA_VERSION):
         return
@@ -255,9 +281,11 @@ def require_layout(conn: PgConnection) -> None:
         raise PgError(newer_layout(conn, made))
     raise PgError(
         f"{conn.target.shown()}: the index has layout {made}, older than this memsift's "
-        f"({SCHEMA_VERSION}: full text ranked by BM25); run `memsift index` to upgrade it in "
-        "place (files and vectors are kept)"
+        f"({SCHEMA_VERSION}: {LAYOUTS[SCHEMA_VERSION]}); run `memsift index` to upgrade it in "
+        "place (files, vectors and reads are kept)"
     )
+
+
 def ensure_state_plane(conn: PgConnection) -> None:
     """Create the store's schema and its state table if missing, and nothing else: the index
     stays absent (a search still says to run `memsift index`) until an index run makes it."""

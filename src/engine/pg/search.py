@@ -29,6 +29,7 @@ from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
 from engine.ranking.query import QueryTerms
 from engine.ranking.scope import Scope
+from engine.ranking.words import token_text
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -187,13 +188,14 @@ class PgSearchBackend:
         self, wanted: list[tuple[str, bool]]
     ) -> tuple[dict[tuple[str, bool], int], int]:
         """As on SQLite, through the chunks' ``terms`` and the store's text search
-        configuration (a prefix as ``word:*``)."""
+        configuration (a prefix as ``word:*``), each word folded as the index folded it."""
         counts: dict[tuple[str, bool], int] = {}
         for word, prefix in wanted:
             query = (
                 "to_tsquery('memsift', %s)" if prefix else "plainto_tsquery('memsift', %s)"
             )
-            text = f"'{word}':*" if prefix else word
+            folded = token_text(word) or word
+            text = f"'{folded}':*" if prefix else folded
             # A word the configuration drops as a stop word makes an empty query: common.
             row = self.conn.run(
                 "SELECT CASE WHEN numnode(q) = 0 THEN %s ELSE (SELECT count(*) FROM "

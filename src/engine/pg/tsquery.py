@@ -4,10 +4,13 @@ The fts arm's PostgreSQL form binds this text at ``?1`` and reads it with ``to_t
 the store's ``memsift`` configuration. ``to_tsquery`` raises on malformed text, so nothing a
 user typed reaches it as typed: the terms are those of :func:`engine.ranking.query.sanitize`
 (words of letters, marks and digits), each written as a quoted tsquery value (``'release'``),
-with the quote and the backslash escaped all the same, joined by ``&`` or ``|`` only. Inside
+joined by ``&`` or ``|`` only; a value holds nothing but the rule's words and spaces, so no
+quote or backslash can reach ``to_tsquery`` whatever a caller passes. Inside
 quotes ``to_tsquery`` runs the configuration's parser and stemmer, and a quoted span of several
 words becomes a phrase (``'connect' <-> 'pool'``), as ``websearch_to_tsquery`` made of the
-same quoted terms before.
+same quoted terms before. The words reach the parser as the index's text reached it
+(:func:`engine.ranking.words.token_text`: folded as FTS5 folds them), so the parser makes of
+a query word exactly the lexemes it made of that word in a memory.
 
 A term limited to a column carries that column's weight label, which the chunk's ``tsvector``
 gives every position (:data:`engine.pg.indexdb.TERMS`: title A, tags B, body D): ``title:release``
@@ -18,15 +21,16 @@ does; the arm's BM25 then counts that term's occurrences in that column only.
 from __future__ import annotations
 
 from engine.ranking.query import QueryTerms
+from engine.ranking.words import token_text
 
 #: The weight label each column's words carry in a chunk's ``tsvector``.
 LABELS = {"title": "A", "tags": "B", "body": "D"}
 
 
 def value(words: tuple[str, ...], column: str | None) -> str:
-    """One quoted tsquery value (a phrase when several words), with its column's label."""
-    text = " ".join(words).replace("\\", "\\\\").replace("'", "''")
-    return f"'{text}'" + (f":{LABELS[column]}" if column else "")
+    """One quoted tsquery value (a phrase when several words), with its column's label: the
+    words as the index holds them (:func:`engine.ranking.words.token_text`)."""
+    return f"'{token_text(' '.join(words))}'" + (f":{LABELS[column]}" if column else "")
 
 
 def all_text(terms: QueryTerms) -> str | None:

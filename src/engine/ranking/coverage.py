@@ -30,7 +30,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.ranking.query import MAX_TERMS, STOP_WORDS, is_word_char
+from engine.ranking.query import MAX_TERMS, STOP_WORDS
+from engine.ranking.words import is_word_char
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [

@@ -2,9 +2,10 @@
 
 User input never reaches ``MATCH`` raw: FTS5 has its own syntax (AND, OR, NOT, NEAR, column
 filters, ``*``, ``^``, parentheses) and raises on most malformed strings. The query is reduced
-to word tokens — runs of letters, marks and digits in any script — lower-cased; a balanced
-double-quoted span is kept together as a phrase. Every token is then written as a quoted FTS5
-string, so no operator character or keyword survives.
+to word tokens — runs of letters, marks and digits in any script — lower-cased, cut where
+FTS5's tokenizer cuts the memories' text (:mod:`engine.ranking.words`, the one rule both
+backends' indexes follow); a balanced double-quoted span is kept together as a phrase. Every
+token is then written as a quoted FTS5 string, so no operator character or keyword survives.
 
 Two forms are built: every content term required (AND) and any content word (OR). Stop words
 are left out of both unless nothing else is left: a question's "how do I" must not be required
@@ -24,8 +25,9 @@ and :meth:`QueryTerms.any_terms`.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+
+from engine.ranking.words import words_of
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -111,29 +113,9 @@ def filtered(term: str, column: str | None) -> str:
 
 
 def quote(term: tuple[str, ...]) -> str:
-    """An FTS5 string (a phrase when several words). Words never hold quotes; see words_of."""
+    """An FTS5 string (a phrase when several words). Words never hold quotes (they are letters,
+    marks and digits: :func:`engine.ranking.words.words_of`)."""
     return '"' + " ".join(term) + '"'
-
-
-def is_word_char(char: str) -> bool:
-    """Letters, combining marks and digits of any script make up words."""
-    return unicodedata.category(char)[0] in "LMN"
-
-
-def words_of(text: str) -> list[str]:
-    """Lower-cased word tokens; a token of marks alone (no letter or digit) is dropped."""
-    words: list[str] = []
-    current: list[str] = []
-    for char in text + " ":
-        if is_word_char(char):
-            current.append(char)
-            continue
-        if current:
-            word = "".join(current).lower()
-            if any(unicodedata.category(c)[0] in "LN" for c in word):
-                words.append(word)
-            current = []
-    return words
 
 
 def sanitize(text: str, max_terms: int = MAX_TERMS) -> QueryTerms:

@@ -7,9 +7,11 @@ share one store, searched through the real statement with the real embedder. Fil
 content hashes and all files share one mtime, so neither path order nor recency can favour the
 true memory.
 
-The bar on each backend is an MRR of at least 0.85 over the true memories; the backends' top-1
-answers must agree on at least 80 % of the probes (issue 13). Both rank full text by BM25 over
-different tokenizers, so their rankings are not expected to be identical.
+On each backend no true memory may have a twin above it (zero inversions), its MRR over the
+true memories must be at least 0.85, and the backends' top-1 answers must agree on at least
+80 % of the probes (issue 13). Both rank full text by BM25 over the same words (one rule cuts
+them, engine.ranking.words) but stem them differently (Porter on SQLite, Snowball on
+PostgreSQL), so their rankings are not expected to be identical.
 """
 
 from __future__ import annotations
@@ -98,23 +100,7 @@ def test_fixture_has_enough_groups_with_twins():
     assert all(len(group["twins"]) >= 2 for group in GROUPS)
 
 
-#: PostgreSQL's gate is its MRR and its agreement with SQLite (the issue's bar). Its BM25 is
-#: FTS5's formula over PostgreSQL's own parser and Snowball stemmer, whose tokens differ from
-#: FTS5's porter tokenizer on a few words, so one probe (recsys-latency, when BM25 in SQL
-#: landed; three under ts_rank_cd) still has twins above its true memory. The token at fault
-#: is the version number: PostgreSQL's parser keeps "2.4" and "2.5" whole, while the query's
-#: terms are "2" and "4" (as FTS5 splits them), which match neither; so the fts arm cannot
-#: tell the true memory ("after the 2.4 release") from its 2.5 twin (both say "after"), the
-#: path breaks the tie against it, and the vector arm ranks the twins 1 and 3 around it at 2.
-#: Not a negation (the twin rule has nothing to say). Not strict: it runs and passes the day
-#: the tokens agree.
-PG_TOKENS_DIFFER = pytest.mark.xfail(
-    reason="PostgreSQL's parser and stemmer leave one twin above its true memory",
-    strict=False,
-)
-
-
-@pytest.mark.parametrize("name", ["sqlite", pytest.param("postgresql", marks=PG_TOKENS_DIFFER)])
+@pytest.mark.parametrize("name", BACKENDS)
 def test_every_true_memory_outranks_all_its_twins(ranked_on, name):
     ranked = ranked_on(name)
     inversions = []
