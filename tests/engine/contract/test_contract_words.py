@@ -42,6 +42,12 @@ CASES = [
         "Badge requests go to ben.okafor@example.org.",
     ),
     (
+        # An ISO date written in text: PostgreSQL's parser made "2026", "-10", "-21" of it.
+        "2026-10-21",
+        "The staging certificate was rotated on 2026-10-21.",
+        "The staging certificate was rotated on 2026-11-20.",
+    ),
+    (
         "state-of-the-art",
         "The lab bought a state-of-the-art cooling unit.",
         "The lab bought a second-hand cooling unit.",
