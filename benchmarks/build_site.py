@@ -69,7 +69,7 @@ STEPS = (
     ("Ask git for the commit", "arms_doc.provenance", "git_info"),
     ("Render the arms page (Jinja)", "arms_doc.render", "render_page"),
     ("Lay out the Measured page", "arms_doc.measured", "measured_context"),
-    ("Render the Measured page", "arms_doc.render", "render_measured"),
+    ("Render the Measured page", "arms_doc.measured_markdown", "render_measured"),
 )
 
 

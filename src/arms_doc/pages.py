@@ -181,7 +181,7 @@ def fresh_pages(sources: Sources, registry: Registry, git: GitInfo | None) -> St
     measured = None
     if measured_page is not None and results is not None:
         from arms_doc.measured import measured_context  # a site with results only
-        from arms_doc.render import render_measured
+        from arms_doc.measured_markdown import render_measured
 
         measured = render_measured(
             measured_context(

@@ -1,5 +1,5 @@
 """Render the generated pages: the arms page from a plain context with the Jinja2 template in
-the package, the Measured page with :mod:`arms_doc.measured_markdown`, in plain Python; and the
+the package (the Measured page is written by :mod:`arms_doc.measured_markdown`); and the
 filters both use to print figures and text.
 
 ``StrictUndefined`` turns a name the template uses but the context lacks into an error at build
@@ -20,14 +20,10 @@ import html
 from collections.abc import Mapping
 from contextlib import suppress
 from functools import cache
-from typing import TYPE_CHECKING
 
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
 from jinja2.bccache import Bucket
 from markdown.extensions.toc import slugify
-
-if TYPE_CHECKING:
-    from arms_doc.measured import MeasuredPage
 
 TEMPLATE = "rrf-arms.md.j2"
 
@@ -193,11 +189,3 @@ def render(template: str, context: Mapping[str, object]) -> str:
 def render_page(context: Mapping[str, object]) -> str:
     """The arms page's Markdown for ``context`` (see :func:`arms_doc.page.page_context`)."""
     return render(TEMPLATE, context)
-
-
-def render_measured(page: MeasuredPage) -> str:
-    """The Measured page's Markdown (see :func:`arms_doc.measured.measured_context`)."""
-    # Imported here: the writer imports this module's filters.
-    from arms_doc.measured_markdown import render_measured as write
-
-    return write(page)

@@ -9,7 +9,8 @@ import pytest
 from arms_doc_testing import FIXTURES, SNAPSHOT_REGISTRY, fixture_document, ranking_of
 
 from arms_doc.measured import Results, buys_context, load_results, measured_context
-from arms_doc.render import delta, ms, render_measured, render_page
+from arms_doc.measured_markdown import render_measured
+from arms_doc.render import delta, ms, render_page
 
 ARMS = ["fts", "vector", "recency", "salience"]
 CURRENT = ranking_of(SNAPSHOT_REGISTRY)

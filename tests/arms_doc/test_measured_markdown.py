@@ -12,8 +12,7 @@ import pytest
 from arms_doc_testing import SNAPSHOT_REGISTRY, fixture_document, ranking_of
 
 from arms_doc.measured import Loaded, Results, load_results, measured_context
-from arms_doc.measured_markdown import row, table
-from arms_doc.render import render_measured
+from arms_doc.measured_markdown import render_measured, row, table
 from engine.measure.results_schema import (
     ABSTENTION,
     PAGE_FILES,
