@@ -64,6 +64,7 @@ def index_keys(
     conn = open_for_writing(store)
     try:
         writer = SqliteIndexWriter(conn, store)
+        replaced = indexdb.chunk_hashes_of(conn, wanted)  # what the rows held before
         known, touched, gone, vanished = scan_keys(writer, store, wanted, report, preparsed)
         if not (report.indexed or touched or gone or report.skipped):
             return report  # nothing changed: no write, no lock taken
@@ -82,7 +83,7 @@ def index_keys(
         # Before embedding, which takes a while and may be stopped: no search in between
         # reads a vector the budget no longer covers.
         with immediate(conn):
-            indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget))
+            indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget), replaced)
         if embedder is not None and report.indexed:
             embedded = embed_files(conn, embedder, report.indexed, budget)
             report.embedded = len(embedded)

@@ -186,6 +186,39 @@ def vectors_of(backend, store, path: str) -> list[int]:  # type: ignore[no-untyp
     return [int(seq) for (seq,) in rows]
 
 
+@pytest.fixture
+def shared_middle(backend_store, hash_embedder):  # type: ignore[no-untyped-def]
+    """big.md (3 chunks, a stride of 2) whose left-out middle chunk shares the vector of
+    small.md, a file within the budget holding the same text under the same title."""
+    body = long_body(3)
+    store = backend_store(
+        {
+            ".memsift/config.toml": BUDGET_CONFIG,
+            "big.md": memory("Same", body),
+            "small.md": memory("Same", chunk_text(body)[1]),
+        }
+    )
+    index_store(store, embedder=hash_embedder)
+    return store
+
+
+def test_a_chunk_past_the_budget_loses_the_shared_vector_when_its_holder_changes(
+    backend, shared_middle, hash_embedder
+):
+    assert vectors_of(backend, shared_middle, "big.md") == [0, 1, 2]  # the middle shares
+    (shared_middle.root / "small.md").write_text(memory("Other", "other words"), encoding="utf-8")
+    index_paths(shared_middle, ["small.md"], embedder=hash_embedder)  # a watcher's run
+    assert vectors_of(backend, shared_middle, "big.md") == [0, 2]
+
+
+def test_a_chunk_past_the_budget_loses_the_shared_vector_when_its_holder_is_deleted(
+    backend, shared_middle, hash_embedder
+):
+    (shared_middle.root / "small.md").unlink()
+    index_paths(shared_middle, ["small.md"], embedder=hash_embedder)
+    assert vectors_of(backend, shared_middle, "big.md") == [0, 2]
+
+
 def test_a_run_interrupted_after_the_budget_was_lowered_leaves_no_uncovered_vector(
     backend, backend_store, hash_embedder, monkeypatch
 ):
