@@ -1047,7 +1047,7 @@ def docs_build_section(page: MeasuredPage) -> list[str]:
     cold = [
         f"- **{escape_html(site.name)}**: {runs.wall_median_s:.2f} s ({runs.cpu_median_s:.2f} s "
         f"CPU), **{versus.wall_ratio:.2f}×** ({versus.cpu_ratio:.2f}× CPU) a build without the "
-        f"plugin, +{versus.wall_extra_s:.2f} s."
+        f"plugin, {versus.wall_extra_s:+.2f} s."
         for site in docs_build.sites
         if (runs := site.with_plugin_cold) and (versus := site.cold_versus_without)
     ]
@@ -1077,7 +1077,7 @@ def site_row(site: SiteBuilds) -> list[str]:
             for runs in (site.with_plugin, site.without_plugin, site.pages_as_files)
         ),
         *(
-            f"**{versus.wall_ratio:.2f}×** ({versus.cpu_ratio:.2f}×), +{versus.wall_extra_s:.2f} s"
+            f"**{versus.wall_ratio:.2f}×** ({versus.cpu_ratio:.2f}×), {versus.wall_extra_s:+.2f} s"
             for versus in (site.versus_without, site.versus_files)
         ),
     ]

@@ -154,3 +154,17 @@ def test_a_layout_without_a_field_the_page_needs_fails_naming_it():
 
     with pytest.raises(AttributeError, match="scale_view"):
         render_measured(lacking)  # type: ignore[arg-type]
+
+
+def page_with(tmp_path: Path, name: str, document: dict[str, object]) -> str:
+    """The Measured page of a results folder holding ``document`` as ``name`` only."""
+    (tmp_path / name).write_text(json.dumps(document), encoding="utf-8")
+    results = load_results(tmp_path, display="benchmarks/results", current=None)
+    return render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+
+
+def test_a_plugin_cost_below_zero_is_written_with_one_sign(tmp_path: Path):
+    document = fixture_document("docs_build.json")
+    document["sites"][0]["versus_files"]["wall_extra_s"] = -0.13
+    page = page_with(tmp_path, "docs_build.json", document)
+    assert "(1.06×), -0.13 s |" in page and "+-" not in page
