@@ -1261,7 +1261,7 @@ def embedding_budget(page: MeasuredPage, indexing: IndexingResults) -> list[str]
             + [score(point.ndcg_at_10), share(point.hit_at_10)]
         )
     head = ["Budget", "Chunks with a vector", "Without"]
-    head += [escape_html(group) for group in view.groups] + ["All: nDCG@10", "All: hit@10"]
+    head += [text_cell(group) for group in view.groups] + ["All: nDCG@10", "All: hit@10"]
     return [
         "### The embedding budget",
         "",

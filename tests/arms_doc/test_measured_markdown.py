@@ -168,3 +168,14 @@ def test_a_plugin_cost_below_zero_is_written_with_one_sign(tmp_path: Path):
     document["sites"][0]["versus_files"]["wall_extra_s"] = -0.13
     page = page_with(tmp_path, "docs_build.json", document)
     assert "(1.06×), -0.13 s |" in page and "+-" not in page
+
+
+def test_a_question_group_named_with_a_pipe_keeps_the_budget_table_whole(tmp_path: Path):
+    document = fixture_document("indexing.json")
+    for budget in document["budgets"]:
+        for group in budget["groups"]:
+            if group["group"] == "chunks 0-15":
+                group["group"] = "chunks 0|15"
+    page = page_with(tmp_path, "indexing.json", document)
+    head = next(line for line in page.splitlines() if line.startswith("| Budget |"))
+    assert "| chunks 0\\|15 |" in head
