@@ -405,6 +405,13 @@ foreign queries (asked of a store that holds no answer) it catches.
 """
 
 
+def sentence(text: str) -> str:
+    """``text`` ended as a sentence: the page writes another after it (the lab's rule is
+    recorded with or without its full stop)."""
+    text = text.rstrip()
+    return text if not text or text[-1] in ".!?" else f"{text}."
+
+
 def abstention_calibration(page: MeasuredPage, calibration: Calibration) -> list[str]:
     """Per floor and set: the answerable queries it silences, the foreign ones it catches."""
     head = ["Floor"] + [
@@ -419,7 +426,7 @@ def abstention_calibration(page: MeasuredPage, calibration: Calibration) -> list
         ]
         for line in page.calibration
     ]
-    rule, floor = escape_html(calibration.rule), number(calibration.chosen_floor)
+    rule, floor = escape_html(sentence(calibration.rule)), number(calibration.chosen_floor)
     return [
         "### Abstention calibration",
         "",

@@ -179,3 +179,10 @@ def test_a_question_group_named_with_a_pipe_keeps_the_budget_table_whole(tmp_pat
     page = page_with(tmp_path, "indexing.json", document)
     head = next(line for line in page.splitlines() if line.startswith("| Budget |"))
     assert "| chunks 0\\|15 |" in head
+
+
+def test_a_calibration_rule_without_a_full_stop_still_ends_its_sentence(tmp_path: Path):
+    document = fixture_document("quality.json")
+    document["lab"]["calibration"]["rule"] = "answer nothing below the floor"
+    page = page_with(tmp_path, "quality.json", document)
+    assert "answer nothing below the floor. The chosen floor is" in page
