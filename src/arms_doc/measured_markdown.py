@@ -536,10 +536,11 @@ def quality_on_postgresql(page: MeasuredPage) -> list[str]:
 # --------------------------------------------------------------------------- no answer
 
 NO_ANSWER = """\
-A search answers nothing when no memory holds every query word and no hit is as similar to the
-query as the abstention floor; with `[limits] withhold_unseen` it also answers nothing when the
-store has never seen what the query is about (a name it gives, or most of its information, in
-no chunk) and no hit is near in meaning (the coverage test, `engine.ranking.coverage`).
+A search answers nothing when no memory holds every query word and the memory nearest in
+meaning (a hit or not) is less similar to the query than the abstention floor; with
+`[limits] withhold_unseen` it also answers nothing when the store has never seen what the
+query is about (a name it gives, or most of its information, in no chunk) and that memory is
+not near in meaning (the coverage test, `engine.ranking.coverage`).
 `{command}` checks both on stores of real documents nobody on this project wrote,
 built from what the measuring machine holds, written as Markdown memories and indexed by the
 normal indexer with the default embedder; each store is asked this project's own questions

@@ -186,3 +186,17 @@ def test_a_calibration_rule_without_a_full_stop_still_ends_its_sentence(tmp_path
     document["lab"]["calibration"]["rule"] = "answer nothing below the floor"
     page = page_with(tmp_path, "quality.json", document)
     assert "answer nothing below the floor. The chosen floor is" in page
+
+
+def test_the_no_answer_section_states_the_rule_the_search_applies():
+    """Whether a search answers is judged by the memory nearest in meaning, a hit or not
+    (engine.search.abstain), which is what abstention.py measures."""
+    asked = QuestionOutcome("Who wrote the staging runbook?", False, "any", 0.21)
+    floor = FloorOutcome("store", "store floor 0.37 from 48 probes", 0, 0, 0, (), (asked,))
+    corpus = AbstentionCorpus("docs", "a folder of docs", 10, 20, 0, (), (floor,), 1.0)
+
+    page = page_of({ABSTENTION: AbstentionResults(STAMP, 0.25, (corpus,))})
+
+    section = " ".join(page[page.index("## No answer") :].split())
+    assert "no hit" not in section
+    assert "the memory nearest in meaning" in section
