@@ -262,7 +262,7 @@ def how_the_figures_were_made(page: MeasuredPage) -> list[str]:
             ranking = f"**stale**: {text_cell('; '.join(file.changes))}"
         else:
             ranking = f"current (`{file.stamp.ranking.sha256[:12]}`)"
-        made_at, commit = escape_html(file.made_at), cell(file.commit)
+        made_at, commit = text_cell(file.made_at), cell(file.commit)
         rows.append([f"`{file.file}`", made_at, commit, ranking, f"`{file.command}`"])
     lines += [*table(columns("Results file | Made | Commit | Ranking | Made by"), rows), ""]
     for file in page.files:
@@ -297,7 +297,7 @@ def quality_section(page: MeasuredPage) -> list[str]:
             fused, alone = result.fused.ndcg_at_10, best.alone.ndcg_at_10
             verdict = "yes" if fused >= alone else "**no**"
             versus = [
-                f"{escape_html(best.arm)} {score(alone)}",
+                f"{text_cell(best.arm)} {score(alone)}",
                 f"{verdict} ({delta(fused - alone)})",
             ]
         rows.append([name, thousands(result.fused.queries), *scores(result.fused), *versus])
@@ -700,7 +700,7 @@ def latency_section(page: MeasuredPage) -> list[str]:
             ]
             for store in page.stores
         ]
-        head = ["Store", *(escape_html(arm) for arm in arms), "vector SQL only"]
+        head = ["Store", *(text_cell(arm) for arm in arms), "vector SQL only"]
         lines += [*lines_of(ARMS_ALONE), *table(head, alone), ""]
     memory = [
         [
@@ -932,7 +932,7 @@ def scale_section(page: MeasuredPage) -> list[str]:
             mib(store.database_mib),
             "–" if store.hnsw_build_s is None else f"{store.hnsw_build_s:.0f}",
             mib(store.hnsw_mib),
-            escape_html(when(store.made_at)),
+            text_cell(when(store.made_at)),
             f"{joined(store.build_load_average.before)} → {joined(store.build_load_average.after)}",
         ]
         for store in (*view.sqlite, *view.postgres)
@@ -1078,7 +1078,7 @@ def docs_build_section(page: MeasuredPage) -> list[str]:
 def site_row(site: SiteBuilds) -> list[str]:
     """A site's medians each way, and the plugin's cost against each other way."""
     return [
-        f"**{escape_html(site.name)}**: {text_cell(site.description)}",
+        f"**{text_cell(site.name)}**: {text_cell(site.description)}",
         str(site.pages),
         *(
             f"{runs.wall_median_s:.2f} ({runs.cpu_median_s:.2f})"
@@ -1113,7 +1113,7 @@ def plugin_phases(docs_build: DocsBuildResults, site: str, phases: PluginPhases)
     """Where the plugin's time goes on one site: each import and each step, in a first build
     and in a second one in the same process."""
     rows = [
-        [f"Import `{escape_html(module.module)}`", ms(module.ms), "–"]
+        [f"Import `{text_cell(module.module)}`", ms(module.ms), "–"]
         for module in phases.imports
         if module.ms >= 0.05
     ]
@@ -1180,7 +1180,7 @@ def indexing_section(page: MeasuredPage) -> list[str]:
         counts = (run.files, run.chunks, run.embedded, run.reused, run.past_budget)
         seconds = (run.wall_s, run.cpu_s, run.first_full_text_s, run.fully_indexed_s)
         rows.append(
-            [f"**{escape_html(run.code)}**: {text_cell(run.source)}{budget}"]
+            [f"**{text_cell(run.code)}**: {text_cell(run.source)}{budget}"]
             + [thousands(count) for count in counts]
             + [f"{value:.1f}" for value in seconds]
             + [mib(run.peak_rss_mib)]

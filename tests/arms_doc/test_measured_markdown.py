@@ -4,9 +4,11 @@ exactly, and results that lack what the page needs."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from arms_doc_testing import SNAPSHOT_REGISTRY, fixture_document, ranking_of
@@ -200,3 +202,66 @@ def test_the_no_answer_section_states_the_rule_the_search_applies():
     section = " ".join(page[page.index("## No answer") :].split())
     assert "no hit" not in section
     assert "the memory nearest in meaning" in section
+
+
+def rename_site(document: dict[str, Any], text: str) -> None:
+    document["sites"][0]["name"] = text
+
+
+def rename_module(document: dict[str, Any], text: str) -> None:
+    document["sites"][0]["phases"]["imports"][0]["module"] = text
+
+
+def rename_run(document: dict[str, Any], text: str) -> None:
+    document["runs"][0]["code"] = text
+
+
+def rename_timed_arm(document: dict[str, Any], text: str) -> None:
+    for store in document["stores"]:
+        store["latency"][text] = store["latency"].pop("recency")
+
+
+def rename_scale_moment(document: dict[str, Any], text: str) -> None:
+    document["stores"][0]["made_at"] = text
+
+
+def rename_best_arm(document: dict[str, Any], text: str) -> None:
+    for result in document["sets"]:
+        for entry in result["ablation"]:
+            if entry["arm"] == "vector":
+                entry["arm"] = text
+
+
+def table_rows_shorter_or_longer_than_their_head(page: str) -> list[str]:
+    """The lines of the page's tables whose cell count differs from their table's head, and
+    text that runs on from a table's last line (a row cut in two)."""
+    cells = lambda line: len(re.findall(r"(?<!\\)\|", line))  # noqa: E731
+    ragged, head = [], None
+    for line in page.splitlines():
+        if not line.startswith("|"):
+            if head is not None and line.strip():
+                ragged.append(line)
+            head = None
+        elif head is None:
+            head = cells(line)
+        elif cells(line) != head:
+            ragged.append(line)
+    return ragged
+
+
+@pytest.mark.parametrize("text", ["a|b", "two\nlines"])
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("docs_build.json", rename_site),
+        ("docs_build.json", rename_module),
+        ("indexing.json", rename_run),
+        ("latency.json", rename_timed_arm),
+        ("scale.json", rename_scale_moment),
+        ("quality.json", rename_best_arm),
+    ],
+)
+def test_a_name_from_a_results_file_keeps_its_table_whole(tmp_path: Path, name, change, text):
+    document = fixture_document(name)
+    change(document, text)
+    assert table_rows_shorter_or_longer_than_their_head(page_with(tmp_path, name, document)) == []
