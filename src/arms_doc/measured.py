@@ -41,6 +41,7 @@ from engine.measure.results_schema import (
     McpResults,
     PgQualityResults,
     QualityResults,
+    ResultsError,
     ResultsFile,
     ScaleResults,
     ScaleSearch,
@@ -135,6 +136,8 @@ def load_results(folder: Path, *, display: str, current: Ranking | None) -> Resu
     for kind in PAGE_FILES:
         path, shown = folder / kind.name, f"{display}/{kind.name}"
         if not path.is_file():
+            if path.is_symlink() or path.exists():  # something is there: not "not measured"
+                raise ResultsError(f"{shown}: cannot be read ({not_a_file(path)}); {fix(kind)}")
             files.append(Loaded(kind, shown, None))
             continue
         results = read_results(kind, path, shown)
@@ -143,6 +146,18 @@ def load_results(folder: Path, *, display: str, current: Ranking | None) -> Resu
         changes = current.changes_since(recorded, kind.dialects) if checked else []
         files.append(Loaded(kind, shown, results, tuple(changes)))
     return Results(display, tuple(files))
+
+
+def not_a_file(path: Path) -> str:
+    """What sits at a results file's place instead of a file."""
+    if path.is_symlink() and not path.exists():
+        return "a link to a file that is not there"
+    return "a folder" if path.is_dir() else "not a regular file"
+
+
+def fix(kind: ResultsFile[object]) -> str:
+    """How to clear the way for a results file."""
+    return f"put the file `{kind.command}` writes there, or remove what is there"
 
 
 def stale_message(loaded: Loaded, registry: str) -> str:

@@ -262,7 +262,7 @@ def how_the_figures_were_made(page: MeasuredPage) -> list[str]:
             ranking = f"**stale**: {text_cell('; '.join(file.changes))}"
         else:
             ranking = f"current (`{file.stamp.ranking.sha256[:12]}`)"
-        made_at, commit = escape_html(file.made_at), cell(file.commit)
+        made_at, commit = text_cell(file.made_at), cell(file.commit)
         rows.append([f"`{file.file}`", made_at, commit, ranking, f"`{file.command}`"])
     lines += [*table(columns("Results file | Made | Commit | Ranking | Made by"), rows), ""]
     for file in page.files:
@@ -297,7 +297,7 @@ def quality_section(page: MeasuredPage) -> list[str]:
             fused, alone = result.fused.ndcg_at_10, best.alone.ndcg_at_10
             verdict = "yes" if fused >= alone else "**no**"
             versus = [
-                f"{escape_html(best.arm)} {score(alone)}",
+                f"{text_cell(best.arm)} {score(alone)}",
                 f"{verdict} ({delta(fused - alone)})",
             ]
         rows.append([name, thousands(result.fused.queries), *scores(result.fused), *versus])
@@ -405,6 +405,13 @@ foreign queries (asked of a store that holds no answer) it catches.
 """
 
 
+def sentence(text: str) -> str:
+    """``text`` ended as a sentence: the page writes another after it (the lab's rule is
+    recorded with or without its full stop)."""
+    text = text.rstrip()
+    return text if not text or text[-1] in ".!?" else f"{text}."
+
+
 def abstention_calibration(page: MeasuredPage, calibration: Calibration) -> list[str]:
     """Per floor and set: the answerable queries it silences, the foreign ones it catches."""
     head = ["Floor"] + [
@@ -419,7 +426,7 @@ def abstention_calibration(page: MeasuredPage, calibration: Calibration) -> list
         ]
         for line in page.calibration
     ]
-    rule, floor = escape_html(calibration.rule), number(calibration.chosen_floor)
+    rule, floor = escape_html(sentence(calibration.rule)), number(calibration.chosen_floor)
     return [
         "### Abstention calibration",
         "",
@@ -529,10 +536,11 @@ def quality_on_postgresql(page: MeasuredPage) -> list[str]:
 # --------------------------------------------------------------------------- no answer
 
 NO_ANSWER = """\
-A search answers nothing when no memory holds every query word and no hit is as similar to the
-query as the abstention floor; with `[limits] withhold_unseen` it also answers nothing when the
-store has never seen what the query is about (a name it gives, or most of its information, in
-no chunk) and no hit is near in meaning (the coverage test, `engine.ranking.coverage`).
+A search answers nothing when no memory holds every query word and the memory nearest in
+meaning (a hit or not) is less similar to the query than the abstention floor; with
+`[limits] withhold_unseen` it also answers nothing when the store has never seen what the
+query is about (a name it gives, or most of its information, in no chunk) and that memory is
+not near in meaning (the coverage test, `engine.ranking.coverage`).
 `{command}` checks both on stores of real documents nobody on this project wrote,
 built from what the measuring machine holds, written as Markdown memories and indexed by the
 normal indexer with the default embedder; each store is asked this project's own questions
@@ -692,7 +700,7 @@ def latency_section(page: MeasuredPage) -> list[str]:
             ]
             for store in page.stores
         ]
-        head = ["Store", *(escape_html(arm) for arm in arms), "vector SQL only"]
+        head = ["Store", *(text_cell(arm) for arm in arms), "vector SQL only"]
         lines += [*lines_of(ARMS_ALONE), *table(head, alone), ""]
     memory = [
         [
@@ -924,7 +932,7 @@ def scale_section(page: MeasuredPage) -> list[str]:
             mib(store.database_mib),
             "–" if store.hnsw_build_s is None else f"{store.hnsw_build_s:.0f}",
             mib(store.hnsw_mib),
-            escape_html(when(store.made_at)),
+            text_cell(when(store.made_at)),
             f"{joined(store.build_load_average.before)} → {joined(store.build_load_average.after)}",
         ]
         for store in (*view.sqlite, *view.postgres)
@@ -1047,7 +1055,7 @@ def docs_build_section(page: MeasuredPage) -> list[str]:
     cold = [
         f"- **{escape_html(site.name)}**: {runs.wall_median_s:.2f} s ({runs.cpu_median_s:.2f} s "
         f"CPU), **{versus.wall_ratio:.2f}×** ({versus.cpu_ratio:.2f}× CPU) a build without the "
-        f"plugin, +{versus.wall_extra_s:.2f} s."
+        f"plugin, {versus.wall_extra_s:+.2f} s."
         for site in docs_build.sites
         if (runs := site.with_plugin_cold) and (versus := site.cold_versus_without)
     ]
@@ -1070,14 +1078,14 @@ def docs_build_section(page: MeasuredPage) -> list[str]:
 def site_row(site: SiteBuilds) -> list[str]:
     """A site's medians each way, and the plugin's cost against each other way."""
     return [
-        f"**{escape_html(site.name)}**: {text_cell(site.description)}",
+        f"**{text_cell(site.name)}**: {text_cell(site.description)}",
         str(site.pages),
         *(
             f"{runs.wall_median_s:.2f} ({runs.cpu_median_s:.2f})"
             for runs in (site.with_plugin, site.without_plugin, site.pages_as_files)
         ),
         *(
-            f"**{versus.wall_ratio:.2f}×** ({versus.cpu_ratio:.2f}×), +{versus.wall_extra_s:.2f} s"
+            f"**{versus.wall_ratio:.2f}×** ({versus.cpu_ratio:.2f}×), {versus.wall_extra_s:+.2f} s"
             for versus in (site.versus_without, site.versus_files)
         ),
     ]
@@ -1105,7 +1113,7 @@ def plugin_phases(docs_build: DocsBuildResults, site: str, phases: PluginPhases)
     """Where the plugin's time goes on one site: each import and each step, in a first build
     and in a second one in the same process."""
     rows = [
-        [f"Import `{escape_html(module.module)}`", ms(module.ms), "–"]
+        [f"Import `{text_cell(module.module)}`", ms(module.ms), "–"]
         for module in phases.imports
         if module.ms >= 0.05
     ]
@@ -1172,7 +1180,7 @@ def indexing_section(page: MeasuredPage) -> list[str]:
         counts = (run.files, run.chunks, run.embedded, run.reused, run.past_budget)
         seconds = (run.wall_s, run.cpu_s, run.first_full_text_s, run.fully_indexed_s)
         rows.append(
-            [f"**{escape_html(run.code)}**: {text_cell(run.source)}{budget}"]
+            [f"**{text_cell(run.code)}**: {text_cell(run.source)}{budget}"]
             + [thousands(count) for count in counts]
             + [f"{value:.1f}" for value in seconds]
             + [mib(run.peak_rss_mib)]
@@ -1261,7 +1269,7 @@ def embedding_budget(page: MeasuredPage, indexing: IndexingResults) -> list[str]
             + [score(point.ndcg_at_10), share(point.hit_at_10)]
         )
     head = ["Budget", "Chunks with a vector", "Without"]
-    head += [escape_html(group) for group in view.groups] + ["All: nDCG@10", "All: hit@10"]
+    head += [text_cell(group) for group in view.groups] + ["All: nDCG@10", "All: hit@10"]
     return [
         "### The embedding budget",
         "",

@@ -26,6 +26,7 @@ from engine.files.config import similarity_floor
 from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
+from engine.ranking.arm_rules import reads_query
 from engine.ranking.assemble import RRF_K, assemble, resolve_weights
 from engine.ranking.authority import judge
 from engine.ranking.contract import Available, bind, bound_prefix
@@ -354,15 +355,18 @@ def run_search(
     if not assembly.sql:
         return result
     time_from, time_to = window.bounds() if window else (None, None)
+    # Each arm must offer at least as many candidates as the caller asked for hits.
+    offered = max(candidate_limit, limit)
+    # With a query vector the fused ranking is read past the hits asked for, down to the end
+    # of the candidate pool (each arm that reads the query offers ``offered``), so the no-answer
+    # rule sees the vector arm's first whatever the limit (see below): the first ``offered``
+    # rows alone can all be the words' candidates.
+    pool = offered * sum(1 for arm in assembly.fired if reads_query(arm.needs))
     full = bind(
         {
             "match": match,
-            # Each arm must offer at least as many candidates as the caller asked for hits.
-            "candidate_limit": max(candidate_limit, limit),
-            # With a query vector the fused ranking is read past the hits asked for, down to
-            # the candidate pool, so the no-answer rule sees the vector arm's first whatever
-            # the limit (see below).
-            "limit": limit if vector is None else max(candidate_limit, limit),
+            "candidate_limit": offered,
+            "limit": limit if vector is None else max(pool, limit),
             "query_vector": vector,
             "time_from": time_from,
             "time_to": time_to,

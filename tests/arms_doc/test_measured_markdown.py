@@ -4,9 +4,11 @@ exactly, and results that lack what the page needs."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from arms_doc_testing import SNAPSHOT_REGISTRY, fixture_document, ranking_of
@@ -153,3 +155,112 @@ def test_a_layout_without_a_field_the_page_needs_fails_naming_it():
 
     with pytest.raises(AttributeError, match="scale_view"):
         render_measured(lacking)  # type: ignore[arg-type]
+
+
+def page_with(tmp_path: Path, name: str, document: dict[str, object]) -> str:
+    """The Measured page of a results folder holding ``document`` as ``name`` only."""
+    (tmp_path / name).write_text(json.dumps(document), encoding="utf-8")
+    results = load_results(tmp_path, display="benchmarks/results", current=None)
+    return render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+
+
+def test_a_plugin_cost_below_zero_is_written_with_one_sign(tmp_path: Path):
+    document = fixture_document("docs_build.json")
+    document["sites"][0]["versus_files"]["wall_extra_s"] = -0.13
+    page = page_with(tmp_path, "docs_build.json", document)
+    assert "(1.06×), -0.13 s |" in page and "+-" not in page
+
+
+def test_a_question_group_named_with_a_pipe_keeps_the_budget_table_whole(tmp_path: Path):
+    document = fixture_document("indexing.json")
+    for budget in document["budgets"]:
+        for group in budget["groups"]:
+            if group["group"] == "chunks 0-15":
+                group["group"] = "chunks 0|15"
+    page = page_with(tmp_path, "indexing.json", document)
+    head = next(line for line in page.splitlines() if line.startswith("| Budget |"))
+    assert "| chunks 0\\|15 |" in head
+
+
+def test_a_calibration_rule_without_a_full_stop_still_ends_its_sentence(tmp_path: Path):
+    document = fixture_document("quality.json")
+    document["lab"]["calibration"]["rule"] = "answer nothing below the floor"
+    page = page_with(tmp_path, "quality.json", document)
+    assert "answer nothing below the floor. The chosen floor is" in page
+
+
+def test_the_no_answer_section_states_the_rule_the_search_applies():
+    """Whether a search answers is judged by the memory nearest in meaning, a hit or not
+    (engine.search.abstain), which is what abstention.py measures."""
+    asked = QuestionOutcome("Who wrote the staging runbook?", False, "any", 0.21)
+    floor = FloorOutcome("store", "store floor 0.37 from 48 probes", 0, 0, 0, (), (asked,))
+    corpus = AbstentionCorpus("docs", "a folder of docs", 10, 20, 0, (), (floor,), 1.0)
+
+    page = page_of({ABSTENTION: AbstentionResults(STAMP, 0.25, (corpus,))})
+
+    section = " ".join(page[page.index("## No answer") :].split())
+    assert "no hit" not in section
+    assert "the memory nearest in meaning" in section
+
+
+def rename_site(document: dict[str, Any], text: str) -> None:
+    document["sites"][0]["name"] = text
+
+
+def rename_module(document: dict[str, Any], text: str) -> None:
+    document["sites"][0]["phases"]["imports"][0]["module"] = text
+
+
+def rename_run(document: dict[str, Any], text: str) -> None:
+    document["runs"][0]["code"] = text
+
+
+def rename_timed_arm(document: dict[str, Any], text: str) -> None:
+    for store in document["stores"]:
+        store["latency"][text] = store["latency"].pop("recency")
+
+
+def rename_scale_moment(document: dict[str, Any], text: str) -> None:
+    document["stores"][0]["made_at"] = text
+
+
+def rename_best_arm(document: dict[str, Any], text: str) -> None:
+    for result in document["sets"]:
+        for entry in result["ablation"]:
+            if entry["arm"] == "vector":
+                entry["arm"] = text
+
+
+def table_rows_shorter_or_longer_than_their_head(page: str) -> list[str]:
+    """The lines of the page's tables whose cell count differs from their table's head, and
+    text that runs on from a table's last line (a row cut in two)."""
+    cells = lambda line: len(re.findall(r"(?<!\\)\|", line))  # noqa: E731
+    ragged, head = [], None
+    for line in page.splitlines():
+        if not line.startswith("|"):
+            if head is not None and line.strip():
+                ragged.append(line)
+            head = None
+        elif head is None:
+            head = cells(line)
+        elif cells(line) != head:
+            ragged.append(line)
+    return ragged
+
+
+@pytest.mark.parametrize("text", ["a|b", "two\nlines"])
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("docs_build.json", rename_site),
+        ("docs_build.json", rename_module),
+        ("indexing.json", rename_run),
+        ("latency.json", rename_timed_arm),
+        ("scale.json", rename_scale_moment),
+        ("quality.json", rename_best_arm),
+    ],
+)
+def test_a_name_from_a_results_file_keeps_its_table_whole(tmp_path: Path, name, change, text):
+    document = fixture_document(name)
+    change(document, text)
+    assert table_rows_shorter_or_longer_than_their_head(page_with(tmp_path, name, document)) == []

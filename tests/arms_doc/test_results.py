@@ -50,6 +50,21 @@ def test_missing_files_are_listed_not_raised(tmp_path: Path):
     assert results.stale == []
 
 
+def test_a_folder_named_like_a_results_file_is_an_error_naming_it(tmp_path: Path):
+    """Not "does not exist": the page would say the benchmark never ran while something sits
+    at the file's place."""
+    (tmp_path / "mcp.json").mkdir()
+    with pytest.raises(ResultsError, match=r"^bench/results/mcp\.json: cannot be read"):
+        load_results(tmp_path, display="bench/results", current=CURRENT)
+
+
+def test_a_link_to_a_results_file_that_is_not_there_is_an_error_naming_it(tmp_path: Path):
+    """A results folder linked to a share that is not mounted must not read as 'not measured'."""
+    (tmp_path / "latency.json").symlink_to(tmp_path / "unmounted" / "latency.json")
+    with pytest.raises(ResultsError, match=r"^bench/results/latency\.json: cannot be read"):
+        load_results(tmp_path, display="bench/results", current=CURRENT)
+
+
 def test_the_fixtures_load_with_every_block_of_the_quality_file():
     results = load_results(FIXTURES, display="r", current=CURRENT)
 

@@ -118,7 +118,7 @@ def test_search_sql_prints_the_statement_and_its_values_after_the_hits(example_s
     assert lines[0].startswith(" 1. ")
     assert "-- SQL (bind these values in order: ?1, ?2, ...)" in lines
     assert lines[-1].startswith(
-        f'-- values: ["\\"flaky\\" AND \\"tests\\"", {CANDIDATE_LIMIT}, {CANDIDATE_LIMIT}, '
+        f'-- values: ["\\"flaky\\" AND \\"tests\\"", {CANDIDATE_LIMIT}, {2 * CANDIDATE_LIMIT}, '
         '"<float32[384]'
     )
     assert len([line for line in lines if line[:4].strip().rstrip(".").isdigit()]) == 2

@@ -86,7 +86,8 @@ class IndexWriter(Protocol):
         the paths the walk found, which count as present even when skipped."""
 
     def prepare_vectors(self, embedder: Embedder) -> None:
-        """Drop other models' vectors and record ``embedder``'s model before the first vector."""
+        """Drop other models' vectors and those the embedding budget no longer covers, and
+        record ``embedder``'s model and the budget, before the first vector."""
 
     def chunks_without_vectors(self) -> list[Pending]:
         """Every chunk text within its file's embedding budget that the index has no vector of

@@ -807,7 +807,8 @@ class QuestionOutcome:
     #: The full-text form bound: "all" (a memory holds every query word: never silenced),
     #: "any", or None (no query terms).
     fts_form: str | None
-    #: The best similarity of any hit's closest chunk to the question (withheld or not).
+    #: The similarity to the question of the memory nearest in meaning (its closest chunk),
+    #: a hit or not, withheld or not (``SearchResult.best_similarity``).
     best_similarity: float | None
     #: Where the expected file ranked among the ten hits (answerable questions; None: not
     #: there, or nothing was answered).

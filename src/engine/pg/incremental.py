@@ -64,15 +64,19 @@ def index_keys(
                 )
             refuse_other_store(conn, target, store, f"indexing {wanted[0]}", wanted[0])
             register_vectors(conn.raw, target)
+            replaced = indexdb.chunk_hashes_of(conn, wanted)  # what the rows held before
             write_keys(conn, store, wanted, report, preparsed)
             budget = store.config().embed_chunks_per_file
+            if report.indexed or report.removed:  # before embedding, as on SQLite
+                with conn:
+                    drop = report.left_out(budget)
+                    indexdb.drop_left_out_vectors(conn, budget, drop, replaced)
             if embedder is not None and report.indexed:
                 embedded = embed_keys(conn, embedder, report.indexed, budget)
                 report.embedded = len(embedded)
                 report.count_reuse(embedded, budget)
             if report.indexed or report.removed or report.embedded:
                 with conn:  # of the index's model: a claim refused leaves it as it was
-                    indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget))
                     model = indexdb.read_meta(conn, "model")
                     indexdb.record_coverage(conn, model, None, budget)
                 refresh_floor(PgFloorPlace(conn), embedder, report.embedded)

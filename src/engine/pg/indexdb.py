@@ -282,21 +282,38 @@ def drop_other_vectors(conn: PgConnection, model: str, dim: int) -> None:
     conn.run("DELETE FROM embeddings WHERE model <> %s OR dim <> %s", (model, dim))
 
 
-def drop_left_out_vectors(conn: PgConnection, budget: int, left_out: list[str]) -> None:
+def chunk_hashes_of(conn: PgConnection, paths: list[str]) -> list[str]:
+    """The text hashes of the chunks of the files at ``paths``, read before a writer replaces
+    or deletes them, as on SQLite (:func:`engine.sqlite.indexdb.chunk_hashes_of`)."""
+    return [
+        digest
+        for (digest,) in conn.run(
+            "SELECT DISTINCT c.hash FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+            "WHERE f.path = ANY(%s)",
+            (paths,),
+        ).fetchall()
+    ]
+
+
+def drop_left_out_vectors(
+    conn: PgConnection, budget: int, left_out: list[str], replaced: Iterable[str] = ()
+) -> None:
     """After a writer wrote some files: drop the vectors of their chunks the ``budget`` leaves
-    out, or every uncovered vector when the rule or budget changed, as on SQLite
+    out and of the texts they held before that only chunks left out still hold, or every
+    uncovered vector when the rule or budget changed, as on SQLite
     (:func:`engine.sqlite.indexdb.drop_left_out_vectors`)."""
     meta = dict(
         conn.run(
             "SELECT key, value FROM meta WHERE key IN (%s, %s)", (BUDGET_KEY, RULE_KEY)
         ).fetchall()
     )
-    drop_uncovered_vectors(conn, budget, None if rule_changed(meta, budget) else left_out)
+    among = None if rule_changed(meta, budget) else sorted({*left_out, *replaced})
+    drop_uncovered_vectors(conn, budget, among)
 
 
 def drop_uncovered_vectors(conn: PgConnection, budget: int, among: list[str] | None = None) -> None:
-    """Delete the vectors (of the text hashes ``among``, or every one) no chunk within the
-    embedding ``budget`` holds, as on SQLite
+    """Delete the vectors no chunk within the embedding ``budget`` holds: every one, or those
+    of the text hashes ``among`` a chunk left out still holds, as on SQLite
     (:func:`engine.sqlite.indexdb.drop_uncovered_vectors`)."""
     if among is None:
         conn.run(uncovered_vectors_sql(budget))
@@ -309,7 +326,13 @@ def drop_uncovered_vectors(conn: PgConnection, budget: int, among: list[str] | N
             covered_among_sql(budget, "SELECT unnest(%s::text[])"), (among, among)
         ).fetchall()
     }
-    if gone := [digest for digest in among if digest not in covered]:
+    held = {
+        digest
+        for (digest,) in conn.run(
+            "SELECT DISTINCT hash FROM chunks WHERE hash = ANY(%s)", (among,)
+        ).fetchall()
+    }
+    if gone := [digest for digest in among if digest in held and digest not in covered]:
         conn.run("DELETE FROM embeddings WHERE hash = ANY(%s)", (gone,))
 
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 
 from engine.files.store import Candidate, Store
-from engine.indexing.budget import BUDGET_KEY
+from engine.indexing.budget import BUDGET_KEY, RULE, RULE_KEY
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import (
@@ -132,7 +132,10 @@ class PgIndexWriter:
                 release_vector_width(self.conn)
             indexdb.write_meta(self.conn, "model", embedder.name)
             indexdb.write_meta(self.conn, "dim", embedder.dim)
+            # Before the first vector, as on SQLite (engine.sqlite.indexer.prepare_vectors).
+            indexdb.drop_uncovered_vectors(self.conn, self.budget)
             indexdb.write_meta(self.conn, BUDGET_KEY, self.budget)
+            indexdb.write_meta(self.conn, RULE_KEY, RULE)
 
     def chunks_without_vectors(self) -> list[Pending]:
         return indexdb.chunks_without_vectors(self.conn, self.budget)
@@ -150,7 +153,8 @@ class PgIndexWriter:
     def finish(self, embedder: Embedder | None, skipped: dict[str, list[int]]) -> None:
         conn = self.conn
         with conn:
-            indexdb.drop_uncovered_vectors(conn, self.budget)  # as on SQLite
+            if embedder is None:  # else prepare_vectors did, as on SQLite
+                indexdb.drop_uncovered_vectors(conn, self.budget)
             dim = embedder.dim if embedder else indexdb.read_meta(conn, "dim")
             apply_vector_index(conn, conn.target.vector_index, int(dim) if dim else None)
         with conn:

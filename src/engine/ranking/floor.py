@@ -1,6 +1,6 @@
 """The abstention floor calibrated on the store itself: probes, the rule, the cached record.
 
-A search answers nothing when no memory holds every query word and no hit is as similar to
+A search answers nothing when no memory holds every query word and none is as similar to
 the query as a floor (:func:`engine.search.abstain`). How similar a query nothing answers gets
 depends on the store: a large store has more chances of a near chunk, a store of short chat
 messages sits closer to everyday questions than one of manuals, and a language model puts

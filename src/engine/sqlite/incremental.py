@@ -64,6 +64,7 @@ def index_keys(
     conn = open_for_writing(store)
     try:
         writer = SqliteIndexWriter(conn, store)
+        replaced = indexdb.chunk_hashes_of(conn, wanted)  # what the rows held before
         known, touched, gone, vanished = scan_keys(writer, store, wanted, report, preparsed)
         if not (report.indexed or touched or gone or report.skipped):
             return report  # nothing changed: no write, no lock taken
@@ -79,12 +80,15 @@ def index_keys(
             gone_hashes = {p: known[p].content_hash for p in gone}
             report.renamed = follow_renames(conn, store, gone_hashes, report.written)
         budget = store.config().embed_chunks_per_file
+        # Before embedding, which takes a while and may be stopped: no search in between
+        # reads a vector the budget no longer covers.
+        with immediate(conn):
+            indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget), replaced)
         if embedder is not None and report.indexed:
             embedded = embed_files(conn, embedder, report.indexed, budget)
             report.embedded = len(embedded)
             report.count_reuse(embedded, budget)
         with immediate(conn):
-            indexdb.drop_left_out_vectors(conn, budget, report.left_out(budget))
             model = embedder.name if embedder is not None else read_meta(conn, "model")
             record_coverage(conn, model, embedder.dim if embedder is not None else None, budget)
         refresh_floor(SqliteFloorPlace(conn), embedder, report.embedded)

@@ -249,25 +249,48 @@ def drop_other_vectors(conn: apsw.Connection, model: str, dim: int) -> None:
     conn.execute("DELETE FROM embeddings WHERE model != ? OR dim != ?", (model, dim))
 
 
-def drop_left_out_vectors(conn: apsw.Connection, budget: int, left_out: list[str]) -> None:
+def chunk_hashes_of(conn: apsw.Connection, paths: list[str]) -> list[str]:
+    """The text hashes of the chunks the index holds for the files at ``paths``: read before a
+    writer replaces or deletes them, so that a vector one of them held within the budget, and
+    a chunk the budget leaves out elsewhere shares, goes with it
+    (:func:`drop_left_out_vectors`)."""
+    return [
+        digest
+        for (digest,) in conn.execute(
+            "SELECT DISTINCT c.hash FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+            "WHERE f.path IN (SELECT value FROM json_each(?))",
+            (json.dumps(paths, ensure_ascii=False),),
+        )
+    ]
+
+
+def drop_left_out_vectors(
+    conn: apsw.Connection, budget: int, left_out: list[str], replaced: Iterable[str] = ()
+) -> None:
     """After a writer wrote some files: drop the vectors their chunks the ``budget`` leaves
-    out (``left_out``) had, or every uncovered vector when the index's vectors were chosen
-    under another rule or budget (:func:`engine.indexing.budget.rule_changed`). Call before
-    :func:`record_coverage`, which records this budget."""
+    out (``left_out``) had, and those of the texts the files held before (``replaced``,
+    :func:`chunk_hashes_of`) that only chunks left out elsewhere still hold; or every
+    uncovered vector when the index's vectors were chosen under another rule or budget
+    (:func:`engine.indexing.budget.rule_changed`). Call before :func:`record_coverage`, which
+    records this budget."""
     meta = dict(
         conn.execute(
             "SELECT key, value FROM meta WHERE key IN (?, ?)", (BUDGET_KEY, RULE_KEY)
         ).fetchall()
     )
-    drop_uncovered_vectors(conn, budget, None if rule_changed(meta, budget) else left_out)
+    among = None if rule_changed(meta, budget) else sorted({*left_out, *replaced})
+    drop_uncovered_vectors(conn, budget, among)
 
 
 def drop_uncovered_vectors(
     conn: apsw.Connection, budget: int, among: list[str] | None = None
 ) -> None:
-    """Delete the vectors (of the text hashes ``among``, or every one) that no chunk within the
-    embedding ``budget`` holds: texts gone from the store, and chunks a lowered budget or a
-    file's moved spread leaves out (:func:`engine.indexing.budget.uncovered_vectors_sql`)."""
+    """Delete the vectors that no chunk within the embedding ``budget`` holds: every one
+    (texts gone from the store, and chunks a lowered budget or a file's moved spread leaves
+    out: :func:`engine.indexing.budget.uncovered_vectors_sql`), or those of the text hashes
+    ``among`` that a chunk the budget leaves out still holds (the vector arm would read them;
+    a text no chunk holds any more keeps its vector until a full run, as a file renamed in two
+    steps finds it again)."""
     if among is None:
         conn.execute(uncovered_vectors_sql(budget))
         return
@@ -280,7 +303,14 @@ def drop_uncovered_vectors(
             covered_among_sql(budget, "SELECT value FROM json_each(?)"), (values, values)
         )
     }
-    if gone := [digest for digest in among if digest not in covered]:
+    held = {
+        digest
+        for (digest,) in conn.execute(
+            "SELECT DISTINCT hash FROM chunks WHERE hash IN (SELECT value FROM json_each(?))",
+            (values,),
+        )
+    }
+    if gone := [digest for digest in among if digest in held and digest not in covered]:
         conn.execute(
             "DELETE FROM embeddings WHERE hash IN (SELECT value FROM json_each(?))",
             (json.dumps(gone),),

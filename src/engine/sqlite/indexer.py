@@ -20,7 +20,7 @@ import apsw
 
 from engine.errors import Database
 from engine.files.store import Candidate, Store
-from engine.indexing.budget import BUDGET_KEY
+from engine.indexing.budget import BUDGET_KEY, RULE, RULE_KEY
 from engine.indexing.embedder import Embedder
 from engine.indexing.index_run import Pending, full_run, vector_rows
 from engine.indexing.pipeline import (
@@ -156,7 +156,12 @@ class SqliteIndexWriter:
             # then tell these vectors' model and say how far embedding got.
             write_meta(self.conn, "model", embedder.name)
             write_meta(self.conn, "dim", embedder.dim)
+            # The files are written: the vectors the budget no longer covers go now, not at
+            # the end, so no search during the embedding, or after the run is stopped, reads
+            # one; the index then holds what this budget and rule choose, and says so.
+            indexdb.drop_uncovered_vectors(self.conn, self.budget)
             write_meta(self.conn, BUDGET_KEY, self.budget)
+            write_meta(self.conn, RULE_KEY, RULE)
         ensure_vector_table(self.conn, embedder.dim)
 
     def chunks_without_vectors(self) -> list[Pending]:
@@ -178,7 +183,9 @@ class SqliteIndexWriter:
         with immediate(conn):
             # Every vector no chunk within the budget holds: texts gone, and chunks a lowered
             # budget, another rule or a file's new length leaves out (never read by the arm).
-            indexdb.drop_uncovered_vectors(conn, self.budget)
+            # With an embedder, prepare_vectors dropped them before the first vector.
+            if embedder is None:
+                indexdb.drop_uncovered_vectors(conn, self.budget)
             record_coverage(
                 conn,
                 embedder.name if embedder else read_meta(conn, "model"),

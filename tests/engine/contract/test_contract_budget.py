@@ -176,6 +176,81 @@ def test_a_file_whose_stride_doubles_loses_the_vectors_it_no_longer_chooses(
     assert report.embedded == 1 and embedded_seqs(backend, store) == [0, 4]  # a stride of 4
 
 
+def vectors_of(backend, store, path: str) -> list[int]:  # type: ignore[no-untyped-def]
+    """The chunk numbers of the file at ``path`` that have a vector the vector arm reads."""
+    rows = backend.rows(
+        store,
+        "SELECT c.seq FROM chunks c JOIN files f ON f.id = c.file_id "
+        f"JOIN embeddings e ON e.hash = c.hash WHERE f.path = '{path}' ORDER BY c.seq",
+    )
+    return [int(seq) for (seq,) in rows]
+
+
+@pytest.fixture
+def shared_middle(backend_store, hash_embedder):  # type: ignore[no-untyped-def]
+    """big.md (3 chunks, a stride of 2) whose left-out middle chunk shares the vector of
+    small.md, a file within the budget holding the same text under the same title."""
+    body = long_body(3)
+    store = backend_store(
+        {
+            ".memsift/config.toml": BUDGET_CONFIG,
+            "big.md": memory("Same", body),
+            "small.md": memory("Same", chunk_text(body)[1]),
+        }
+    )
+    index_store(store, embedder=hash_embedder)
+    return store
+
+
+def test_a_chunk_past_the_budget_loses_the_shared_vector_when_its_holder_changes(
+    backend, shared_middle, hash_embedder
+):
+    assert vectors_of(backend, shared_middle, "big.md") == [0, 1, 2]  # the middle shares
+    (shared_middle.root / "small.md").write_text(memory("Other", "other words"), encoding="utf-8")
+    index_paths(shared_middle, ["small.md"], embedder=hash_embedder)  # a watcher's run
+    assert vectors_of(backend, shared_middle, "big.md") == [0, 2]
+
+
+def test_a_chunk_past_the_budget_loses_the_shared_vector_when_its_holder_is_deleted(
+    backend, shared_middle, hash_embedder
+):
+    (shared_middle.root / "small.md").unlink()
+    index_paths(shared_middle, ["small.md"], embedder=hash_embedder)
+    assert vectors_of(backend, shared_middle, "big.md") == [0, 2]
+
+
+def test_a_run_interrupted_after_the_budget_was_lowered_leaves_no_uncovered_vector(
+    backend, backend_store, hash_embedder, monkeypatch
+):
+    """Searches run while a run embeds, and after one is stopped: the vectors a lowered
+    budget no longer covers are gone before the first new vector is computed."""
+    monkeypatch.setattr("engine.indexing.index_run.EMBED_BATCH", 1)
+    config = BUDGET_CONFIG.replace(f"= {BUDGET}", "= 5")
+    store = backend_store({".memsift/config.toml": config, "big.md": memory("Big", long_body(5))})
+    index_store(store, embedder=hash_embedder)
+    backend.configure(store, BUDGET_CONFIG)
+    (store.root / "new.md").write_text(memory("New", "a new note"), encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt):
+        index_store(store, embedder=FailingAfter(hash_embedder, good=0))
+    assert vectors_of(backend, store, "big.md") == [0, 4]
+    (store.root / "note.md").write_text(memory("Note", "a later note"), encoding="utf-8")
+    index_paths(store, ["note.md"], embedder=hash_embedder)  # what remember runs next
+    assert vectors_of(backend, store, "big.md") == [0, 4]
+
+
+def test_a_watcher_run_stopped_while_embedding_a_grown_file_leaves_no_uncovered_vector(
+    backend, backend_store, hash_embedder
+):
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(4))}
+    )
+    index_store(store, embedder=hash_embedder)  # a stride of 2: chunks 0 and 2
+    (store.root / "big.md").write_text(memory("Big", long_body(5)), encoding="utf-8")
+    with pytest.raises(KeyboardInterrupt):
+        index_paths(store, ["big.md"], embedder=FailingAfter(hash_embedder, good=0))
+    assert vectors_of(backend, store, "big.md") == [0]  # a stride of 4; chunk 4 not yet
+
+
 def test_identical_chunks_of_two_files_are_embedded_once_and_reported_reused(
     backend_store, hash_embedder
 ):

@@ -134,12 +134,12 @@ def test_explain_shows_the_statement_and_every_bound_value_by_its_number(
     result = search(store, "alpha", embedder=hash_embedder, scope=ScopeSpec(kinds=("semantic",)))
     shown = result.to_json(explain=True)
     assert shown["sql"] == result.sql and "?4" in result.sql
-    # With a query vector the ranking is read down to the candidate pool (?3), for the
-    # no-answer rule; the hits are its first 10.
+    # With a query vector the ranking is read down to the end of the candidate pool (?3:
+    # two query arms, each offering ?2), for the no-answer rule; the hits are its first 10.
     assert shown["params"] == [
         match_text(backend, "alpha"),
         CANDIDATE_LIMIT,
-        CANDIDATE_LIMIT,
+        2 * CANDIDATE_LIMIT,
         f"<float32[{hash_embedder.dim}] query vector>",
         None,
         None,
@@ -400,6 +400,24 @@ def test_whether_a_search_answers_does_not_depend_on_its_limit(coffee_first_stor
     )
     assert (result.abstained, result.best_similarity) == (False, 1.0)
     assert [h.path for h in result.hits] == ["c1.md", "c2.md", "t.md"][:limit]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_whether_a_search_answers_does_not_depend_on_its_limit_under_a_small_candidate_pool(
+    coffee_first_store, limit
+):
+    """Each query arm offers ``candidate_limit`` candidates, so the fused ranking holds up to
+    twice that many memories; the nearest in meaning may rank below the first
+    ``candidate_limit`` of them (here below the coffee memory the words find)."""
+    result = search(
+        coffee_first_store,
+        "coffee brewing steam",
+        embedder=TopicEmbedder(),
+        limit=limit,
+        candidate_limit=1,
+        min_similarity=0.5,
+    )
+    assert (result.abstained, result.best_similarity) == (False, 1.0)
 
 
 def test_a_withheld_search_counts_only_the_hits_it_withheld(tea_store):
