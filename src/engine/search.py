@@ -391,17 +391,23 @@ def run_search(
         r["file_id"]: chunk_similarities(chunks.get(r["file_id"], []), vector)
         for r in records + nearest
     }
+    # A memory is as near as its closest chunk with a vector, as the vector arm ranks it: a
+    # file over the embedding budget has chunks without one, and still a similarity.
+    closest = {
+        r["file_id"]: closest_similarity(chunks.get(r["file_id"], []), vector)
+        for r in records + nearest
+    }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
     if not abstain(
         result,
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
-        similarities,
+        closest,
         (lambda: store_coverage(db, query)) if unseen else None,
         hits=len(records),
     ):
         records, above = twin_order(query, records, chunks, similarities)
         hits = make_hits(
-            records, chunks, similarities, assembly.fired, resolved, terms, above=above
+            records, chunks, similarities, closest, assembly.fired, resolved, terms, above=above
         )
         ids = {r["path"]: r["file_id"] for r in records}
         result.hits = fold_copies(hits, {path: chunks.get(i, []) for path, i in ids.items()})
@@ -414,7 +420,7 @@ def run_search(
 def abstain(
     result: SearchResult,
     floor: Callable[[], Floor],
-    similarities: dict[int, np.ndarray | None],
+    closest: dict[int, float | None],
     coverage: Callable[[], Coverage] | None = None,
     *,
     hits: int,
@@ -423,7 +429,8 @@ def abstain(
     of the query (the all-terms form did not bind) and either none is as similar to it as the
     floor, or the store has never seen what the query is about (``coverage``: a name it gives,
     or most of its information, in no chunk; :mod:`engine.ranking.coverage`) and none is near
-    in meaning. ``similarities`` holds each hit's chunks' similarity to the query, by file id;
+    in meaning. ``closest`` holds each hit's similarity to the query (its closest chunk with a
+    vector: :func:`closest_similarity`), by file id;
     ``floor`` gives the floor when it is needed (a store floor may have to be measured); True
     means the hits are withheld (and need no snippets).
 
@@ -435,10 +442,10 @@ def abstain(
     coverage test. Without a query vector there is no similarity to judge by, and nothing is
     withheld.
 
-    ``similarities`` also holds the memory nearest in meaning when it ranked below the ``hits``
+    ``closest`` also holds the memory nearest in meaning when it ranked below the ``hits``
     returned: the best similarity is the store's (in scope), as each probe's was when the
     store's floor was measured, so ``--limit 1`` and ``--limit 10`` withhold alike."""
-    best = [round(float(s.max()), 4) for s in similarities.values() if s is not None]
+    best = [round(s, 4) for s in closest.values() if s is not None]
     if not best:
         return False
     result.best_similarity = max(best)
@@ -521,6 +528,7 @@ def make_hits(
     records: list[dict[str, Any]],
     chunks: dict[int, list[tuple[str, bytes | None]]],
     similarities: dict[int, np.ndarray | None],
+    closest: dict[int, float | None],
     fired: Sequence[Arm],
     weight_of: dict[str, float],
     terms: QueryTerms,
@@ -529,7 +537,8 @@ def make_hits(
 ) -> list[Hit]:
     """Rows of the fused statement (``records``, read by the column names the assembler
     gives them) to hits, with each arm's rank and contribution, the authority signals that
-    scaled its score (named by the same rule the statement applied) and the best passage."""
+    scaled its score (named by the same rule the statement applied), the best passage and
+    the similarity (``closest``, by file id: :func:`closest_similarity`)."""
     pattern = word_pattern(terms)
     hits = []
     for r in records:
@@ -549,7 +558,7 @@ def make_hits(
                 r["score"],
                 snippet_for(own, pattern, near),
                 arms,
-                None if near is None else round(float(near.max()), 4),
+                None if (best := closest.get(r["file_id"])) is None else round(best, 4),
                 authority=float(r["authority"]),
                 authority_signals=judge(stored_tags(r["tags"]), signals).signals,
                 above_twin=(above or {}).get(r["path"]),
@@ -615,6 +624,17 @@ def chunk_similarities(
     if matrix.size != query.size * len(blobs):
         return None
     return matrix.reshape(len(blobs), -1) @ query
+
+
+def closest_similarity(
+    chunks: list[tuple[str, bytes | None]], vector: bytes | None
+) -> float | None:
+    """Cosine similarity to the query of the closest chunk that has a vector of the query's
+    width, as the vector arm ranks a memory; None when none has one. Chunks a file's embedding
+    budget leaves out have none, and do not make the file's similarity unknown."""
+    embedded = [(text, blob) for text, blob in chunks if blob is not None]
+    near = chunk_similarities(embedded, vector)
+    return None if near is None else float(near.max())
 
 
 def snippet_for(

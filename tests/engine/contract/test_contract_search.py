@@ -420,6 +420,35 @@ def test_whether_a_search_answers_does_not_depend_on_its_limit_under_a_small_can
     assert (result.abstained, result.best_similarity) == (False, 1.0)
 
 
+@pytest.fixture
+def big_tea_store(backend_store):  # type: ignore[no-untyped-def]
+    """One memory about tea of five chunks under an embedding budget of two: chunks 0 and 4
+    have a vector, the three between are found by full text only."""
+    paragraphs = [
+        " ".join(f"tea leaf {k} note {n} of the tea log" for n in range(40)) for k in range(5)
+    ]
+    store = backend_store(
+        {
+            ".memsift/config.toml": "[limits]\nembed_chunks_per_file = 2\n",
+            "big.md": memory("Tea log", "\n\n".join(paragraphs)),
+        }
+    )
+    index_store(store, embedder=TopicEmbedder())
+    return store
+
+
+def test_a_memory_over_the_embedding_budget_is_judged_by_its_closest_embedded_chunk(
+    big_tea_store,
+):
+    result = search(big_tea_store, "quantum chromodynamics", embedder=TopicEmbedder())
+    assert (result.abstained, result.best_similarity) == (True, 0.0)
+
+
+def test_a_hit_over_the_embedding_budget_carries_its_similarity(big_tea_store):
+    result = search(big_tea_store, "green tea", embedder=TopicEmbedder())
+    assert [(h.path, h.similarity) for h in result.hits] == [("big.md", 1.0)]
+
+
 def test_a_withheld_search_counts_only_the_hits_it_withheld(tea_store):
     result = search(tea_store, "quantum chromodynamics", embedder=TopicEmbedder(), limit=1)
     assert result.abstained is True
