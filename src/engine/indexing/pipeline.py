@@ -143,8 +143,9 @@ class IndexReport:
     #: same text (title and chunk) already had one, from another file, an earlier version of the
     #: file or an earlier run, or is embedded once for several chunks of this run.
     reused: int = 0
-    #: Chunks of the files this run wrote past the per-file embedding budget: found by full text
-    #: only, unless another file embeds the same text (:mod:`engine.indexing.budget`).
+    #: Chunks of the files this run wrote past the per-file embedding budget whose text no chunk
+    #: this run wrote within it holds: found by full text only, unless a file this run did not
+    #: write embeds the same text (``status`` counts exactly; :mod:`engine.indexing.budget`).
     past_budget: int = 0
     #: (seq, its file's chunk count, text hash) of every chunk of the files this run wrote, for
     #: the two counts above and the vectors the budget no longer covers.
@@ -169,7 +170,12 @@ class IndexReport:
         of the texts this run embedded: each chunk within the budget either is the one its text
         was embedded for, or reused a vector."""
         within = [d for seq, n, d in self.written_chunks if embeddable(seq, n, budget)]
-        self.past_budget = len(self.written_chunks) - len(within)
+        held = set(within) | embedded
+        self.past_budget = sum(
+            1
+            for seq, n, d in self.written_chunks
+            if not embeddable(seq, n, budget) and d not in held
+        )
         self.reused = len(within) - len(set(within) & embedded)
 
     def left_out(self, budget: int) -> list[str]:
