@@ -310,17 +310,27 @@ def back_in_place(root: Path, key: str) -> bool:
     memory back in place, and neither is a file behind a folder replaced by a link to one (a
     folder moved to another disk and linked back): the walk never follows the link, so such a
     row, kept, would stay for ever, found by searches and refused by ``read``."""
+    info = reached(root, key)
+    return isinstance(info, os.stat_result) and stat.S_ISREG(info.st_mode)
+
+
+def reached(root: Path, key: str) -> os.stat_result | str | None:
+    """What the walk finds at ``key`` under ``root``, part by part and never through a link: the
+    file's own ``lstat``, None when nothing is there, or why the walk cannot reach it (a symlink
+    on the way, an error). :func:`back_in_place` and :func:`path_problem` judge by it."""
     here = root
     info = None
     for part in PurePosixPath(key).parts:
         here = here / part
         try:
             info = here.lstat()
-        except OSError:
-            return False
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"cannot stat: {exc.strerror}"
         if stat.S_ISLNK(info.st_mode):
-            return False
-    return info is not None and stat.S_ISREG(info.st_mode)
+            return "symlink (not followed)"
+    return info
 
 
 def batched(items: Iterable[Parsed], size: int) -> Iterator[list[Parsed]]:
@@ -475,20 +485,10 @@ def memory_key(store: Store, path: str | os.PathLike[str]) -> str | None:
 def path_problem(store: Store, key: str) -> str | None:
     """Why the file at ``key`` cannot be indexed from its path alone: a symlink on the way
     (never followed), or not a regular file. None when it can (or when it does not exist)."""
-    here = store.root
-    for part in PurePosixPath(key).parts:
-        here = here / part
-        try:
-            info = here.lstat()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            return f"cannot stat: {exc.strerror}"
-        if stat.S_ISLNK(info.st_mode):
-            return "symlink (not followed)"
-    if not stat.S_ISREG(info.st_mode):
-        return NOT_REGULAR
-    return None
+    info = reached(store.root, key)
+    if info is None or isinstance(info, str):
+        return info
+    return None if stat.S_ISREG(info.st_mode) else NOT_REGULAR
 
 
 NOT_REGULAR = "not a regular file"
