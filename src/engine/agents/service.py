@@ -279,6 +279,10 @@ class MemoryService:
         return {"path": result.path, "archived": True, "changed": result.changed, "notes": notes}
 
     def status(self) -> dict[str, object]:
+        # The watcher's state is read before the index's counts, so the counts are at least as
+        # new as what it says: read after them, a catch-up finishing in between said
+        # "caught_up" beside the 0 files of the index it had not yet made.
+        freshness = self.freshness.status() if self.freshness else None
         try:
             info = store_status(self.store)
         except IndexMissing:
@@ -286,7 +290,7 @@ class MemoryService:
         for counted in ("stale_state_rows", "not_walked"):  # counts: `memsift status` lists them
             paths = info.pop(counted, [])
             info[counted] = len(paths) if isinstance(paths, list) else paths
-        info["freshness"] = self.freshness.status() if self.freshness else None
+        info["freshness"] = freshness
         return info
 
     def _no_index_yet(self) -> str:
