@@ -182,22 +182,63 @@ totals AS MATERIALIZED (
            CAST(greatest(tokens, 1) AS float8) / greatest(chunks, 1) AS avgdl
     FROM fts_totals
 ),
+lists AS MATERIALIZED (
+    SELECT CAST(m.value AS bigint) AS through
+    FROM meta AS m
+    WHERE m.key = 'fts_champions_through'
+),
 idf AS MATERIALIZED (
-    SELECT w.lexeme AS lexeme, w.labels AS labels,
+    SELECT w.lexeme AS lexeme, w.labels AS labels, s.word AS word, ch.chunks AS champions,
            greatest(ln((t.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
     FROM words AS w
     CROSS JOIN totals AS t
     CROSS JOIN LATERAL (
-        SELECT CAST(count(*) AS float8) AS hits
-        FROM chunks AS c
-        WHERE c.terms @@ CAST('''' || replace(replace(w.lexeme, chr(92), chr(92) || chr(92)),
-                                          '''', '''''') || ''''
-                              || CASE w.labels WHEN '' THEN '' ELSE ':' || w.labels END
-                              AS tsquery)
+        SELECT CAST('''' || replace(replace(w.lexeme, chr(92), chr(92) || chr(92)),
+                                    '''', '''''') || ''''
+                    || CASE w.labels WHEN '' THEN '' ELSE ':' || w.labels END
+                    AS tsquery) AS word
+    ) AS s
+    LEFT JOIN fts_champions AS ch ON ch.lexeme = w.lexeme AND w.labels = ''
+    CROSS JOIN LATERAL (
+        SELECT CAST(CASE WHEN ch.lexeme IS NULL
+                         THEN (SELECT count(*) FROM chunks AS c WHERE c.terms @@ s.word)
+                         ELSE ch.hits + (SELECT count(*)
+                                         FROM chunks AS c
+                                         WHERE c.id > (SELECT through FROM lists)
+                                           AND c.id < 9223372036854775807
+                                           AND ts_match_vq(c.terms, s.word))
+                    END AS float8) AS hits
     ) AS h
 ),
+picked AS MATERIALIZED (
+    SELECT DISTINCT p.id AS id
+    FROM (
+        SELECT unnest(i.champions) AS id FROM idf AS i WHERE i.champions IS NOT NULL
+        UNION ALL
+        SELECT c.id AS id
+        FROM idf AS i
+        JOIN chunks AS c ON c.terms @@ i.word
+        WHERE i.champions IS NULL
+        UNION ALL
+        SELECT c.id AS id
+        FROM chunks AS c
+        WHERE c.id > (SELECT through FROM lists) AND c.id < 9223372036854775807
+    ) AS p
+    WHERE EXISTS (SELECT 1 FROM lists)
+),
+matched AS MATERIALIZED (
+    SELECT c.terms AS terms, c.length AS length, f.id AS file_id, f.path AS path
+    FROM picked AS p
+    JOIN chunks AS c ON c.id = p.id
+    JOIN files AS f ON f.id = c.file_id
+    CROSS JOIN query AS q
+    WHERE ts_match_vq(c.terms, q.match) AND {scope}
+),
+enough AS MATERIALIZED (
+    SELECT count(DISTINCT file_id) >= ?2 AS ok FROM matched
+),
 scored AS MATERIALIZED (
-    SELECT f.id AS file_id, f.path AS path,
+    SELECT c.file_id AS file_id, c.path AS path,
            (SELECT sum(i.idf * tf.freq * 2.2
                        / (tf.freq + 1.2 * (0.25 + 0.75 * c.length / t.avgdl)))
             FROM unnest(ts_delete(c.terms, tsvector_to_array(ts_delete(c.terms, a.lexemes))))
@@ -209,12 +250,19 @@ scored AS MATERIALIZED (
                 FROM unnest(u.weights) AS l
                 WHERE i.labels = '' OR strpos(i.labels, l) > 0
             ) AS tf) AS score
-    FROM chunks AS c
-    CROSS JOIN query AS q
+    FROM (
+        SELECT m.terms AS terms, m.length AS length, m.file_id AS file_id, m.path AS path
+        FROM matched AS m
+        WHERE (SELECT ok FROM enough)
+        UNION ALL
+        SELECT c.terms AS terms, c.length AS length, f.id AS file_id, f.path AS path
+        FROM chunks AS c
+        CROSS JOIN query AS q
+        JOIN files AS f ON f.id = c.file_id
+        WHERE c.terms @@ q.match AND {scope} AND NOT (SELECT ok FROM enough)
+    ) AS c
     CROSS JOIN asked AS a
     CROSS JOIN totals AS t
-    JOIN files AS f ON f.id = c.file_id
-    WHERE c.terms @@ q.match AND {scope}
 )
 SELECT path, row_number() OVER (ORDER BY score DESC, path) AS rank
 FROM (

@@ -6,7 +6,8 @@ PostgreSQL's own: where rows go, a session advisory lock held for the whole run 
 indexing one store take turns), a transaction advisory lock around each batch of rows written
 (:func:`engine.pg.indexdb.lock_rows`: the batch's files are checked against what was parsed
 under it, as on SQLite), the refusal of a schema that holds another store's files, and
-the HNSW index (re)built at the end when one is configured.
+the HNSW index (re)built at the end when one is configured, and the full-text arm's champion
+lists (:mod:`engine.pg.champions`) made anew at the end when the store outgrew them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from engine.indexing.pipeline import (
     write_current,
 )
 from engine.pg import indexdb
+from engine.pg.champions import refresh_champions
 from engine.pg.driver import PgConnection, connect, guarded, run_lock
 from engine.pg.floor import PgFloorPlace
 from engine.pg.ownership import refuse_foreign, shares_content
@@ -169,6 +171,7 @@ class PgIndexWriter:
             )
             indexdb.write_meta(conn, "skipped", json.dumps(skipped))
             indexdb.write_meta(conn, "complete", 1)
+        refresh_champions(conn)  # after the run's rows: the lists are made from them
 
 
 class ModelChanged(Exception):

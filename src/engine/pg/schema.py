@@ -43,11 +43,15 @@ __all__ = [
 #: alone (which kept "2.4", hosts, paths and emails whole, and folded no diacritics). An
 #: older index is upgraded in place by the next index run: lengths and totals are added to a
 #: layout-1 index, then every chunk's ``terms`` is made anew (:func:`upgrade_terms`).
-SCHEMA_VERSION = "3"
+#: 4: ``fts_champions``, the full-text arm's pre-selection for common words
+#: (:mod:`engine.pg.champions`): added empty, so the arm scans exactly until the run that
+#: upgraded the index makes the lists at its end.
+SCHEMA_VERSION = "4"
 #: What each layout brought, for the message that refuses to search an older one.
 LAYOUTS = {
     "2": "full text ranked by BM25",
     "3": "full text cut into words as on SQLite",
+    "4": "full text pre-selected by champion lists on large stores",
 }
 
 DDL = """
@@ -82,6 +86,12 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
 CREATE INDEX IF NOT EXISTS chunks_terms ON chunks USING gin(terms);
+
+CREATE TABLE IF NOT EXISTS fts_champions(
+    lexeme text PRIMARY KEY,
+    hits   bigint NOT NULL,
+    chunks bigint[] NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS embeddings(
     hash   text PRIMARY KEY,
@@ -226,7 +236,7 @@ def own_relation(conn: PgConnection, name: str) -> bool:
 
 
 #: The tables an index run makes; ``meta`` (with the layout) is made in the same transaction.
-INDEX_TABLES = ("meta", "files", "chunks", "embeddings", "fts_totals")
+INDEX_TABLES = ("meta", "files", "chunks", "embeddings", "fts_totals", "fts_champions")
 
 
 def refuse_foreign_tables(conn: PgConnection) -> None:

@@ -1,0 +1,163 @@
+"""Champion lists: the full-text arm's pre-selection on a large team store.
+
+The fts arm ranks by BM25 computed in SQL for every chunk it scores (:mod:`engine.arms`). On a
+store of a million memories a common word is held by hundreds of thousands of chunks, and
+scoring them all took seconds per search. A chunk can only reach the top of a ranking through
+the words it shares with the query, and a word's part of a chunk's BM25 depends on nothing but
+how often the chunk holds it and how long the chunk is (the word's rarity is the same for every
+chunk). So for every word held by more than :data:`COMMON` chunks the index keeps that word's
+:data:`DEPTH` best chunks by its part of the score, best first (``fts_champions``); a search
+scores exactly, with the same BM25 as before, only the union of
+
+- the lists of its common words,
+- every chunk holding one of its other words (rare by definition, or limited to a column),
+- every chunk written after the lists were made (id above ``meta.fts_champions_through``),
+
+and keeps the exact scan of every matching chunk when the lists are missing (a store never
+built, or one upgraded from layout 3 until its next full run) or when the pre-selection finds
+fewer files in scope than the search asks for (a narrow scope, a rare combination of words).
+
+Why it stays correct under writes: every chunk is written under the index's row lock
+(:func:`engine.pg.indexdb.lock_rows`) and gets a new, higher id (a file written again gets new
+chunks), so taking that lock and reading the highest id gives a mark below which every chunk
+is committed; anything written later is above it and scanned exactly. A forgotten memory's
+chunks are deleted, so the lists' ids of them join nothing and they can never be returned.
+What drifts as a store changes is only which chunks are on the lists, never a score: a list
+made when a word was rarer, or before some of its best chunks were forgotten, can miss a chunk
+the exact scan would rank; a full index run makes the lists anew once the chunks written or
+removed since they were made pass :data:`STALE_SHARE` of the store.
+"""
+
+from __future__ import annotations
+
+from engine.pg.driver import PgConnection
+from engine.pg.indexdb import lock_rows, read_meta, write_meta
+
+#: What other packages (the benchmarks) may rely on; the rest is internal.
+__all__ = [
+    "COMMON",
+    "DEPTH",
+    "build_champions",
+    "refresh_champions",
+]
+
+#: A word held by more chunks than this gets a champion list (the others are scanned whole,
+#: which costs at most about this many chunks per word).
+COMMON = 2000
+#: How many of a common word's best chunks its list keeps.
+DEPTH = 1000
+#: Rebuild the lists at the end of a full run once this share of the store's chunks was
+#: written since they were made, or the count of chunks moved by this share (forgotten ones).
+STALE_SHARE = 0.1
+#: Width of the score buckets of the first pass: the per-word cut-off is found on a histogram
+#: of each word's scores in buckets this wide, then exact ranks are taken above it.
+BUCKETS = 4096
+
+#: meta keys: the mark (highest chunk id the lists were made from; absent: no lists, exact
+#: scans), the chunks the store held then, and the rule (COMMON/DEPTH) they were made by.
+THROUGH_KEY = "fts_champions_through"
+CHUNKS_KEY = "fts_champions_chunks"
+RULE_KEY = "fts_champions_rule"
+
+#: A posting's part of a chunk's BM25 without the word's rarity (the same for every chunk
+#: holding it): the arm's frequency (title 4, tags 2, body 1) and length normalisation, k1 =
+#: 1.2, b = 0.75, so ordering by it orders by the word's contribution to the score.
+POSTINGS = """
+SELECT u.lexeme AS lexeme, c.id AS id,
+       p.freq / (p.freq + 1.2 * (0.25 + 0.75 * c.length / t.avgdl)) AS part
+FROM chunks AS c
+CROSS JOIN (SELECT CAST(greatest(tokens, 1) AS float8) / greatest(chunks, 1) AS avgdl
+            FROM fts_totals) AS t
+CROSS JOIN LATERAL unnest(c.terms) AS u
+CROSS JOIN LATERAL (
+    SELECT CAST(cardinality(u.weights) + 3 * cardinality(array_positions(u.weights, 'A'))
+                + cardinality(array_positions(u.weights, 'B')) AS float8) AS freq
+) AS p
+WHERE c.id <= %(through)s
+"""
+
+#: Pass one: for each common word, the lowest score bucket its DEPTH best postings reach.
+CUTOFFS = f"""
+CREATE TEMPORARY TABLE champion_cutoffs ON COMMIT DROP AS
+SELECT lexeme, min(bucket) AS bucket, min(held) AS held
+FROM (
+    SELECT lexeme, bucket,
+           sum(hits) OVER (PARTITION BY lexeme ORDER BY bucket DESC) - hits AS above,
+           sum(hits) OVER (PARTITION BY lexeme) AS held
+    FROM (
+        SELECT lexeme, floor(part * {BUCKETS}) AS bucket, count(*) AS hits
+        FROM ({POSTINGS}) AS postings
+        GROUP BY lexeme, floor(part * {BUCKETS})
+    ) AS histogram
+) AS running
+WHERE held > %(common)s AND above < %(depth)s
+GROUP BY lexeme
+"""
+
+#: Pass two: each common word's postings at or above its cut-off, the best DEPTH in order.
+LISTS = f"""
+INSERT INTO fts_champions(lexeme, hits, chunks)
+SELECT lexeme, min(held), array_agg(id ORDER BY part DESC, id)
+FROM (
+    SELECT p.lexeme AS lexeme, p.id AS id, p.part AS part, k.held AS held,
+           row_number() OVER (PARTITION BY p.lexeme ORDER BY p.part DESC, p.id) AS place
+    FROM ({POSTINGS}) AS p
+    JOIN champion_cutoffs AS k ON k.lexeme = p.lexeme
+    WHERE floor(p.part * {BUCKETS}) >= k.bucket
+) AS best
+WHERE place <= %(depth)s
+GROUP BY lexeme
+"""
+
+
+def rule() -> str:
+    return f"common>{COMMON} depth={DEPTH}"
+
+
+def mark(conn: PgConnection) -> int:
+    """The highest chunk id every chunk at or below which is committed: read under the row lock
+    every writer of chunks holds, in a transaction of its own (so the lock is held only for
+    this read, not for the build)."""
+    with conn:
+        lock_rows(conn)
+        (top,) = conn.run("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+    return int(top)
+
+
+def build_champions(conn: PgConnection) -> int:
+    """Make the champion lists anew from the chunks written so far; return how many words got
+    one. The lists and their mark replace the old ones in one transaction, so a search sees
+    either the old lists with the old mark or the new ones with the new mark."""
+    through = mark(conn)
+    params = {"through": through, "common": COMMON, "depth": DEPTH}
+    with conn:
+        conn.run(CUTOFFS, params)
+        conn.run("DELETE FROM fts_champions")
+        conn.run(LISTS, params)
+        (words,) = conn.run("SELECT count(*) FROM fts_champions").fetchone()
+        (chunks,) = conn.run("SELECT count(*) FROM chunks WHERE id <= %s", (through,)).fetchone()
+        write_meta(conn, THROUGH_KEY, through)
+        write_meta(conn, CHUNKS_KEY, chunks)
+        write_meta(conn, RULE_KEY, rule())
+    conn.run("ANALYZE fts_champions")
+    return int(words)
+
+
+def stale(conn: PgConnection) -> bool:
+    """Whether the lists are missing, made by another rule, or behind the store by more than
+    :data:`STALE_SHARE` of its chunks (written since, or a count moved by forgetting)."""
+    through, then = read_meta(conn, THROUGH_KEY), read_meta(conn, CHUNKS_KEY)
+    if through is None or then is None or read_meta(conn, RULE_KEY) != rule():
+        return True
+    (now,) = conn.run("SELECT chunks FROM fts_totals").fetchone()
+    (newer,) = conn.run("SELECT count(*) FROM chunks WHERE id > %s", (int(through),)).fetchone()
+    allowed = STALE_SHARE * max(int(now), 1)
+    return newer > allowed or abs(int(now) - int(then)) > allowed
+
+
+def refresh_champions(conn: PgConnection) -> int | None:
+    """After a full run: rebuild the lists when :func:`stale`; how many words got one, or None
+    when the lists were fresh enough and kept."""
+    with conn:
+        due = stale(conn)
+    return build_champions(conn) if due else None
