@@ -198,15 +198,22 @@ idf AS MATERIALIZED (
                     || CASE w.labels WHEN '' THEN '' ELSE ':' || w.labels END
                     AS tsquery) AS word
     ) AS s
-    LEFT JOIN fts_champions AS ch ON ch.lexeme = w.lexeme AND w.labels = ''
+    LEFT JOIN fts_champions AS ch
+           ON ch.lexeme = w.lexeme AND w.labels = '' AND EXISTS (SELECT 1 FROM lists)
     CROSS JOIN LATERAL (
         SELECT CAST(CASE WHEN ch.lexeme IS NULL
                          THEN (SELECT count(*) FROM chunks AS c WHERE c.terms @@ s.word)
-                         ELSE ch.hits + (SELECT count(*)
-                                         FROM chunks AS c
-                                         WHERE c.id > (SELECT through FROM lists)
-                                           AND c.id < 9223372036854775807
-                                           AND ts_match_vq(c.terms, s.word))
+                         ELSE least(ch.hits
+                                    - (SELECT count(*)
+                                       FROM fts_gone AS g
+                                       WHERE g.terms @@ s.word
+                                         AND g.id <= (SELECT through FROM lists))
+                                    + (SELECT count(*)
+                                       FROM chunks AS c
+                                       WHERE c.id > (SELECT through FROM lists)
+                                         AND c.id < 9223372036854775807
+                                         AND ts_match_vq(c.terms, s.word)),
+                                    t.n)
                     END AS float8) AS hits
     ) AS h
 ),

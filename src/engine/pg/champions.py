@@ -131,9 +131,14 @@ def build_champions(conn: PgConnection) -> int:
     through = mark(conn)
     params = {"through": through, "common": COMMON, "depth": DEPTH}
     with conn:
+        # One snapshot for every statement: the counts and lists are of the chunks it holds,
+        # and the deleted chunks it clears from fts_gone are exactly those it no longer holds
+        # (a chunk deleted after it began stays there, so a search still subtracts it).
+        conn.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         conn.run(CUTOFFS, params)
         conn.run("DELETE FROM fts_champions")
         conn.run(LISTS, params)
+        conn.run("DELETE FROM fts_gone")
         (words,) = conn.run("SELECT count(*) FROM fts_champions").fetchone()
         (chunks,) = conn.run("SELECT count(*) FROM chunks WHERE id <= %s", (through,)).fetchone()
         write_meta(conn, THROUGH_KEY, through)

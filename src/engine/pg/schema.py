@@ -92,6 +92,11 @@ CREATE TABLE IF NOT EXISTS fts_champions(
     hits   bigint NOT NULL,
     chunks bigint[] NOT NULL
 );
+CREATE TABLE IF NOT EXISTS fts_gone(
+    id    bigint PRIMARY KEY,
+    terms tsvector NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fts_gone_terms ON fts_gone USING gin(terms);
 
 CREATE TABLE IF NOT EXISTS embeddings(
     hash   text PRIMARY KEY,
@@ -158,6 +163,22 @@ $$;
 CREATE CONSTRAINT TRIGGER chunks_count AFTER INSERT OR DELETE OR UPDATE OF terms ON chunks
 DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION memsift_count_chunk();
 """
+#: Every chunk deleted (a file written again, or removed) leaves its words in ``fts_gone`` until
+#: the champion lists are next made, so a search subtracts the chunks of a listed word that
+#: are gone from the count the list recorded (:mod:`engine.pg.champions`).
+GONE = """
+CREATE OR REPLACE FUNCTION memsift_chunk_gone() RETURNS trigger
+LANGUAGE plpgsql SET search_path FROM CURRENT
+AS $$
+BEGIN
+    INSERT INTO fts_gone(id, terms) VALUES (OLD.id, OLD.terms) ON CONFLICT (id) DO NOTHING;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER chunks_gone AFTER DELETE ON chunks
+FOR EACH ROW EXECUTE FUNCTION memsift_chunk_gone();
+"""
 #: Held for the transaction that creates a store's tables: an index run and a first read may
 #: both find them missing, and two ``CREATE ... IF NOT EXISTS`` racing can still collide.
 CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
@@ -199,6 +220,7 @@ def ensure_schema(conn: PgConnection, progress: Progress | None = None) -> None:
             conn.run(UPGRADE_1_TO_2)
         if made is None or made < 2:
             conn.run(TOTALS)
+        conn.run(GONE)
         if made is not None and made < 3:
             upgrade_terms(conn, progress)
         conn.run(STATE_DDL)
@@ -236,7 +258,15 @@ def own_relation(conn: PgConnection, name: str) -> bool:
 
 
 #: The tables an index run makes; ``meta`` (with the layout) is made in the same transaction.
-INDEX_TABLES = ("meta", "files", "chunks", "embeddings", "fts_totals", "fts_champions")
+INDEX_TABLES = (
+    "meta",
+    "files",
+    "chunks",
+    "embeddings",
+    "fts_totals",
+    "fts_champions",
+    "fts_gone",
+)
 
 
 def refuse_foreign_tables(conn: PgConnection) -> None:

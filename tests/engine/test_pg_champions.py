@@ -1,0 +1,212 @@
+"""On PostgreSQL the fts arm scores a pre-selection of chunks once the store has champion lists.
+
+A word held by more than ``COMMON`` chunks keeps its ``DEPTH`` best chunks by its part of BM25
+(:mod:`engine.pg.champions`); a search scores exactly the lists of its common words, every chunk
+of its other words, and every chunk written since the lists were made. The tests shrink both
+numbers so a store of a dozen notes has lists, and check the pre-selection against the exact
+scan the arm falls back to without them, through every write path.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from engine.agents.write import forget, remember
+from engine.files.store import open_store
+from engine.indexing.incremental import index_paths
+from engine.indexing.indexer import index_store
+from engine.pg import champions
+from engine.pg.driver import PgError
+from engine.search import search
+
+#: Every note holds "cluster", as often as its number says, in a body of its own length; a few
+#: hold "backup" too. So "cluster" is common (it gets a list) and "backup" is rare.
+NOTES = {
+    f"note-{number:02d}.md": (
+        f"---\ntitle: Note {number}\n---\n"
+        + "cluster " * (1 + number % 4)
+        + "racks fans cables power disks " * (1 + number % 5)
+        + ("backup plan. " if number % 3 == 0 else "")
+    )
+    for number in range(12)
+}
+FTS_ONLY = {"vector": 0.0, "recency": 0.0, "salience": 0.0, "time": 0.0}
+#: Few enough files asked for that the pre-selection (four chunks of "cluster") has them.
+WANTED = 3
+
+
+@pytest.fixture
+def lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Champion lists for any word held by more than 4 chunks, 4 chunks deep."""
+    monkeypatch.setattr(champions, "COMMON", 4)
+    monkeypatch.setattr(champions, "DEPTH", 4)
+
+
+@pytest.fixture
+def notes(make_store, pg_url, monkeypatch, lists):  # type: ignore[no-untyped-def]
+    """The notes indexed lexically on PostgreSQL, with champion lists."""
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store(NOTES)
+    index_store(store, embed=False)
+    return store
+
+
+def ranking(store, query: str) -> list[str]:  # type: ignore[no-untyped-def]
+    found = search(store, query, limit=WANTED, candidate_limit=WANTED, weights=FTS_ONLY)
+    return [hit.path for hit in found.hits]
+
+
+def sql(url: str, statement: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    with psycopg.connect(url, options="-c search_path=memsift") as conn:
+        rows = conn.execute(statement, params or None)
+        return rows.fetchall() if rows.description else []
+
+
+def exact_ranking(store, url: str, query: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """What the arm ranks with no lists (every matching chunk scored); the lists are put back."""
+    kept = sql(url, "SELECT key, value FROM meta WHERE key LIKE 'fts_champions%'")
+    sql(url, "DELETE FROM meta WHERE key LIKE 'fts_champions%'")
+    try:
+        return ranking(store, query)
+    finally:
+        for key, value in kept:
+            sql(url, "INSERT INTO meta(key, value) VALUES (%s, %s)", (key, value))
+
+
+def listed(url: str, word: str) -> list[int]:
+    rows = sql(url, "SELECT chunks FROM fts_champions WHERE lexeme = %s", (word,))
+    return list(rows[0][0]) if rows else []
+
+
+def test_an_index_run_lists_the_best_chunks_of_a_common_word_only(notes, pg_url):  # type: ignore[no-untyped-def]
+    assert len(listed(pg_url, "cluster")) == 4
+    assert listed(pg_url, "backup") == []  # four notes hold it: not common
+
+
+@pytest.mark.parametrize("query", ["cluster", "cluster backup", "cluster racks"])
+def test_the_pre_selection_ranks_as_the_exact_scan(notes, pg_url, query):  # type: ignore[no-untyped-def]
+    assert ranking(notes, query) == exact_ranking(notes, pg_url, query)
+
+
+def test_a_search_scores_only_the_listed_chunks_of_a_common_word(notes, pg_url):  # type: ignore[no-untyped-def]
+    # The lists decide what is scored: replaced by the three worst chunks, those are found.
+    worst = sql(
+        pg_url,
+        "SELECT c.id, f.path FROM chunks AS c JOIN files AS f ON f.id = c.file_id "
+        "WHERE f.path IN ('note-04.md', 'note-08.md', 'note-09.md')",
+    )
+    sql(
+        pg_url,
+        "UPDATE fts_champions SET chunks = %s WHERE lexeme = 'cluster'",
+        ([chunk for chunk, _ in worst],),
+    )
+
+    assert sorted(ranking(notes, "cluster")) == sorted(path for _, path in worst)
+    assert sorted(exact_ranking(notes, pg_url, "cluster")) != sorted(path for _, path in worst)
+
+
+def test_a_memory_written_after_the_lists_is_found(notes):  # type: ignore[no-untyped-def]
+    key = remember(notes, "Cluster", "cluster cluster cluster cluster", "semantic")
+
+    assert ranking(notes, "cluster")[0] == key
+
+
+def test_a_file_rewritten_after_the_lists_is_ranked_by_its_new_text(notes):  # type: ignore[no-untyped-def]
+    (notes.root / "note-05.md").write_text("---\ntitle: Cluster\n---\ncluster cluster\n")
+    index_paths(notes, ["note-05.md"])
+
+    assert ranking(notes, "cluster")[0] == "note-05.md"
+
+
+def test_a_forgotten_memory_is_never_returned(notes, pg_url):  # type: ignore[no-untyped-def]
+    best = ranking(notes, "cluster")[0]
+
+    forget(notes, best)
+
+    assert best not in ranking(notes, "cluster")
+
+
+def test_a_deleted_file_is_never_returned(notes, pg_url):  # type: ignore[no-untyped-def]
+    best = ranking(notes, "cluster")[0]
+    listed_before = listed(pg_url, "cluster")
+
+    (notes.root / best).unlink()
+    index_paths(notes, [best])
+
+    assert listed(pg_url, "cluster") == listed_before  # the list still names its chunk
+    assert best not in ranking(notes, "cluster")
+
+
+def test_after_every_write_path_the_pre_selection_still_ranks_as_the_exact_scan(notes, pg_url):  # type: ignore[no-untyped-def]
+    remember(notes, "Cluster backup", "cluster backup drill", "semantic")
+    (notes.root / "note-03.md").write_text("---\ntitle: Note 3\n---\nracks only\n")
+    (notes.root / "note-06.md").unlink()
+    index_paths(notes, ["note-03.md", "note-06.md"])
+    forget(notes, "note-09.md")
+
+    assert ranking(notes, "cluster backup") == exact_ranking(notes, pg_url, "cluster backup")
+    # the counts a listed word's rarity is computed from are the store's, not the list's
+    (recorded,) = sql(pg_url, "SELECT hits FROM fts_champions WHERE lexeme = 'cluster'")[0]
+    (held,) = sql(pg_url, "SELECT count(*) FROM chunks WHERE terms @@ 'cluster'::tsquery")[0]
+    assert recorded != held
+
+
+def test_a_listed_words_rarity_follows_the_chunks_deleted_since_the_lists(
+    make_store, pg_url, monkeypatch, lists
+):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    others = {f"lunch-{n}.md": f"# Lunch {n}\n\nNoodles on Friday {n}.\n" for n in range(10)}
+    store = make_store(NOTES | others)
+    index_store(store, embed=False)
+    # "cluster" was in 12 of 22 notes; now in 4 of 14, as rare as "backup" (the same 4)
+    gone = [key for key in NOTES if int(key[5:7]) % 3 != 0]
+    for key in gone:
+        (store.root / key).unlink()
+    index_paths(store, gone)
+
+    assert ranking(store, "cluster backup") == exact_ranking(store, pg_url, "cluster backup")
+
+
+def test_a_full_run_remakes_lists_the_store_outgrew(notes, pg_url):  # type: ignore[no-untyped-def]
+    for number in range(12, 16):
+        (notes.root / f"note-{number:02d}.md").write_text(
+            f"---\ntitle: Cluster {number}\n---\ncluster\n"
+        )
+    before = sql(pg_url, "SELECT value FROM meta WHERE key = 'fts_champions_through'")
+
+    index_store(notes, embed=False)
+
+    after = sql(pg_url, "SELECT value FROM meta WHERE key = 'fts_champions_through'")
+    assert int(after[0][0]) > int(before[0][0])
+    assert ranking(notes, "cluster") == exact_ranking(notes, pg_url, "cluster")
+
+
+def downgrade_to_layout_3(url: str) -> None:
+    """Make the index what memsift wrote before champion lists: layout 3."""
+    sql(url, "DROP TABLE fts_champions")
+    sql(url, "DELETE FROM meta WHERE key LIKE 'fts_champions%'")
+    sql(url, "UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+
+
+def test_a_layout_3_index_is_upgraded_in_place_keeping_its_rows(
+    make_store, pg_url, monkeypatch, lists, hash_embedder
+):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store(NOTES)
+    index_store(store, embedder=hash_embedder)
+    rows = "SELECT f.path, c.id, c.hash FROM files AS f JOIN chunks AS c ON c.file_id = f.id"
+    kept = sorted(sql(pg_url, rows))
+    vectors = sql(pg_url, "SELECT hash FROM embeddings ORDER BY hash")
+    before = ranking(store, "cluster backup")
+    downgrade_to_layout_3(pg_url)
+    with pytest.raises(PgError, match="layout 3"):
+        ranking(store, "cluster")
+
+    report = index_store(open_store(store.root), embedder=hash_embedder)
+
+    assert report.indexed == [] and report.embedded == 0
+    assert sorted(sql(pg_url, rows)) == kept  # the same chunks, not written again
+    assert sql(pg_url, "SELECT hash FROM embeddings ORDER BY hash") == vectors
+    assert len(listed(pg_url, "cluster")) == 4
+    assert ranking(store, "cluster backup") == before
