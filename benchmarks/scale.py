@@ -18,6 +18,12 @@ arm alone), the share the index finds.
     nice -n 10 python benchmarks/scale.py --sqlite 10000,50000,200000 \\
         --postgres 10000,100000,1000000
 
+On PostgreSQL the full-text arm is first timed alone as the store was written (no champion
+lists: every matching chunk scored), then its champion lists are made as an index run makes
+them (:mod:`engine.pg.champions`, timed) and the same queries are run through the
+pre-selection, scored by how much of the exact scan's 100 (and 10) best memories it keeps.
+Every fused search after that runs with the lists, as a store indexed by this code does.
+
 ``--ef-search ""`` measures the exact search only and never builds the HNSW index (about an
 hour of the run at a million memories on two cores).
 
@@ -457,6 +463,103 @@ def measure(
     return out, tops
 
 
+#: The fts arm alone: every other arm weighted 0 (dropped), as the lab compares the arm's
+#: exact scan with its pre-selection (engine.pg.champions).
+FTS_ONLY = {"vector": 0.0, "recency": 0.0, "salience": 0.0, "time": 0.0}
+
+
+def full_text_arm(
+    backend,  # type: ignore[no-untyped-def]
+    queries: Sequence[SyntheticQuery],
+    *,
+    warmup: int,
+    budget_s: float | None,
+) -> tuple[dict[str, object], list[list[str]]]:
+    """Time the fts arm's statement alone over ``queries`` (100 candidates, its top 100 kept
+    per query); with ``budget_s``, stop once it is spent (after 20 queries at least)."""
+    config = Config(min_similarity=0.0)
+
+    def one(query: SyntheticQuery):  # type: ignore[no-untyped-def]
+        return run_search(
+            backend,
+            config,
+            backend.has_state(),
+            query.text,
+            limit=CANDIDATES,
+            scope=None,
+            use_vector=False,
+            embedder=None,
+            candidate_limit=CANDIDATES,
+            weights=FTS_ONLY,
+            min_similarity=0.0,
+        )
+
+    for query in queries[:warmup]:
+        one(query)
+    times: list[float] = []
+    tops: list[list[str]] = []
+    deadline = None if budget_s is None else time.perf_counter() + budget_s
+    for number, query in enumerate(queries):
+        result = one(query)
+        assert result.arms_fired == ["fts"], result.arms_fired
+        started = time.perf_counter()
+        backend.fetch(result.sql, result.params)
+        times.append(time.perf_counter() - started)
+        tops.append([hit.path for hit in result.hits])
+        if deadline is not None and number + 1 >= 20 and time.perf_counter() > deadline:
+            break
+    return stats(times), tops
+
+
+def kept_share(found: list[list[str]], exact: list[list[str]], depth: int) -> dict[str, float]:
+    """Per query, the share of the exact ranking's first ``depth`` that ``found``'s first
+    ``depth`` holds: mean and worst."""
+    shares = [
+        len(set(f[:depth]) & set(e[:depth])) / len(e[:depth])
+        for f, e in zip(found, exact, strict=True)
+        if e
+    ]
+    return {"mean": round(float(np.mean(shares)), 4), "min": round(float(np.min(shares)), 4)}
+
+
+def pre_selection(args: argparse.Namespace, target, queries: Sequence[SyntheticQuery]) -> dict:  # type: ignore[no-untyped-def]
+    """The fts arm exactly (the store as written has no champion lists), then its lists made
+    as an index run makes them and the same queries pre-selected."""
+    from engine.pg.champions import build_champions
+    from engine.pg.driver import connect
+    from engine.pg.search import PgSearchBackend
+
+    backend = PgSearchBackend(target)
+    exact, exact_top = full_text_arm(
+        backend, queries, warmup=args.warmup, budget_s=args.budget
+    )
+    backend.close()
+    log(f"    exact: p50 {exact['p50_ms']:.0f} ms, p95 {exact['p95_ms']:.0f} ms")
+    conn = connect(target, vectors=False)
+    try:
+        started = time.perf_counter()
+        words = build_champions(conn)
+        build_s = round(time.perf_counter() - started, 1)
+    finally:
+        conn.close()
+    log(f"    champion lists for {words:,} words made in {build_s} s")
+    backend = PgSearchBackend(target)
+    chosen, chosen_top = full_text_arm(
+        backend, queries[: len(exact_top)], warmup=args.warmup, budget_s=None
+    )
+    backend.close()
+    log(f"    pre-selected: p50 {chosen['p50_ms']:.0f} ms, p95 {chosen['p95_ms']:.0f} ms")
+    return {
+        "build_s": build_s,
+        "words": words,
+        "exact": exact,
+        "preselected": chosen,
+        "recall_at_100": kept_share(chosen_top, exact_top, CANDIDATES),
+        "recall_at_10": kept_share(chosen_top, exact_top, LIMIT),
+        "identical": sum(c == e for c, e in zip(chosen_top, exact_top, strict=True)),
+    }
+
+
 # --------------------------------------------------------------------------- the stores
 
 
@@ -508,6 +611,8 @@ def postgres_store(args: argparse.Namespace, url: str, n: int) -> dict[str, obje
     build_s = round(time.perf_counter() - started, 1)
     build_load = {"before": before, "after": load_average()}
     queries = make_queries(args.queries, SEED, pg_vector_picker(target))
+    log(f"  PostgreSQL, {n:,} memories: the full-text arm, exact and pre-selected")
+    full_text = pre_selection(args, target, queries)
     log(f"  PostgreSQL, {n:,} memories: searching exactly")
     backend = PgSearchBackend(target)
     exact, exact_top = measure(
@@ -549,6 +654,7 @@ def postgres_store(args: argparse.Namespace, url: str, n: int) -> dict[str, obje
         "searches": searches,
         "build_load_average": build_load,
         "made_at": now(),
+        "full_text": full_text,
     }
 
 
@@ -624,6 +730,14 @@ def table(stores: Sequence[dict]) -> str:
                 f"| {store['backend']} | {store['files']:,} | {how} | "
                 f"{way['fused']['p50_ms']:.1f} | {way['fused']['p95_ms']:.1f} | "
                 f"{way['search']['p50_ms']:.1f} | {recall} |"
+            )
+    for store in stores:
+        if fts := store.get("full_text"):
+            lines.append(
+                f"fts arm alone at {store['files']:,}: exact p50/p95 "
+                f"{fts['exact']['p50_ms']:.0f}/{fts['exact']['p95_ms']:.0f} ms, pre-selected "
+                f"{fts['preselected']['p50_ms']:.0f}/{fts['preselected']['p95_ms']:.0f} ms, "
+                f"recall@100 {fts['recall_at_100']['mean']}, @10 {fts['recall_at_10']['mean']}"
             )
     return "\n".join(lines)
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         PluginPhases,
         QualityResults,
         QualitySet,
+        ScaleStore,
         SiteBuilds,
         StoreMcp,
         Target,
@@ -942,6 +943,7 @@ def scale_section(page: MeasuredPage) -> list[str]:
         "| HNSW index (MiB) | Measured | Load average (build, before → after)"
     )
     lines += [*table(head, builds), ""]
+    lines += full_text_rows(view.postgres)
     loads = "; ".join(
         f"{backend_name(way.store.backend)} {thousands(way.store.files)} {way.how}: "
         f"{way.search.load_average.before[0]} → {way.search.load_average.after[0]}"
@@ -958,6 +960,42 @@ def scale_section(page: MeasuredPage) -> list[str]:
             "the times are inflated."
         )
     return [*lines, "", *when_to_switch(page), ""]
+
+
+def full_text_rows(stores: Sequence[ScaleStore]) -> list[str]:
+    """The full-text arm alone on each PostgreSQL store measured with and without its champion
+    lists (none before they existed: nothing is shown)."""
+    rows = [
+        [
+            thousands(store.files),
+            ms(fts.exact.p50_ms),
+            ms(fts.exact.p95_ms),
+            ms(fts.preselected.p50_ms),
+            ms(fts.preselected.p95_ms),
+            f"{share(fts.recall_at_100.mean)} / {share(fts.recall_at_100.min)}",
+            f"{share(fts.recall_at_10.mean)} / {share(fts.recall_at_10.min)}",
+            f"{thousands(fts.words)} in {fts.build_s:.0f} s",
+            thousands(fts.exact.n),
+        ]
+        for store in stores
+        if (fts := store.full_text) is not None
+    ]
+    if not rows:
+        return []
+    head = columns(
+        "Memories | Full scan p50 (ms) | Full scan p95 (ms) | Pre-selected p50 (ms) "
+        "| Pre-selected p95 (ms) | Recall@100 (mean / worst) | Recall@10 (mean / worst) "
+        "| Champion lists | Queries"
+    )
+    return [
+        "The full-text arm alone on PostgreSQL, scoring every matching chunk (the store as "
+        "written, without champion lists) and then only its pre-selection (the lists made as "
+        "an index run makes them), on the same queries; recall is the share of the full "
+        "scan's best memories the pre-selection ranks among its own.",
+        "",
+        *table(head, rows),
+        "",
+    ]
 
 
 def when_to_switch(page: MeasuredPage) -> list[str]:

@@ -126,6 +126,19 @@ and a chunk's length weigh as they do in FTS5. A quoted phrase must still occur 
 but its words score one by one (FTS5 scores the phrase as one term). A word limited to a part
 of the memory (`title:`, `tags:`, `body:`) asks for that part's label (`'release':A`), so it
 matches and counts only there, as an FTS5 column filter does.
+
+Scoring every chunk that holds a common word took seconds on a store of a million memories,
+so a PostgreSQL store pre-selects what it scores. For each word held by more than 2,000
+chunks, an index run keeps the word's 1,000 best chunks by its part of the score (its champion
+list, see engine/pg/champions.py). A search then scores, with the same BM25, only the lists of
+its common words, every chunk of its other words, and every chunk written since the lists
+were made; it scores every match as before when the store has no lists yet or when the
+pre-selection holds fewer memories in scope than the arm wants. A memory can only be missed
+when none of its chunks is on the list of any common query word while it still outscores the
+ones found (a query of several common words, each weak alone); measured on synthetic stores
+of 50,000 to 200,000 memories, the pre-selection keeps 99.9 % of the exact scan's 100 best
+memories and all of its 10 best. The word counts that make a word rare follow every chunk
+written or deleted since the lists, so a score is the exact scan's score.
 """,
         sql="""
 WITH best AS MATERIALIZED (

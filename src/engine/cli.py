@@ -402,6 +402,8 @@ def print_result(result: SearchResult, explain: bool, show_sql: bool) -> None:
                 )
     if explain and result.vector_search not in (None, "exact"):
         click.echo(f"semantic ranking: {result.vector_search}")
+    if explain and result.full_text_search not in (None, "exact"):
+        click.echo(f"full-text ranking: {result.full_text_search}")
     if explain and result.floor and not result.abstained:  # withheld: the note says it
         click.echo(
             f"no-answer floor: {result.floor}; the nearest memory is {result.best_similarity:.2f} "

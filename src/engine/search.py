@@ -124,6 +124,10 @@ class SearchResult:
     #: How the semantic arm found the nearest chunks when it ran: "exact", or "approximate
     #: (...)" through a team store's HNSW index; None when it did not run.
     vector_search: str | None = None
+    #: How the full-text arm chose the chunks it scored when it ran: "exact" (every chunk
+    #: holding a query word), or "pre-selected (...)" through a team store's champion lists
+    #: (:mod:`engine.pg.champions`); None when it did not run.
+    full_text_search: str | None = None
     #: The abstention floor the search compared its best similarity with, and where it came
     #: from ("store floor 0.37 from 48 probes"); None when none was needed (a memory holds
     #: every query word, or there was no query vector).
@@ -161,6 +165,7 @@ class SearchResult:
             "withheld_by": self.withheld_by,
             "best_similarity": self.best_similarity,
             "vector_search": self.vector_search,
+            "full_text_search": self.full_text_search,
             "floor": self.floor,
             "notes": self.notes,
         }
@@ -350,6 +355,8 @@ def run_search(
     )
     if any("query_vector" in arm.needs for arm in assembly.fired):
         result.vector_search = db.vector_search()
+    if any(arm.name == "fts" for arm in assembly.fired):
+        result.full_text_search = db.full_text_search()
     if terms.truncated:
         result.notes.append(f"query cut to its first {len(terms.terms)} terms")
     if not assembly.sql:

@@ -55,6 +55,7 @@ def status_report(
     changes: dict[str, int],
     not_walked: list[tuple[str, str]],
     vector_search: str = "exact",
+    full_text_search: str = "exact",
 ) -> dict[str, object]:
     """``status --json``'s keys, the one place they are written, from either backend's facts:
     ``coverage`` is (chunks that get a vector, those with one), ``full_text_only`` (every
@@ -62,7 +63,8 @@ def status_report(
     ``databases`` where the index and the state plane live, ``known`` the paths the state
     plane holds rows for, ``not_walked`` the paths the walk skips with the reason (links,
     special files, bad names, folders it does not enter), ``vector_search`` how the semantic
-    arm finds the nearest chunks (exact, or an approximate index named)."""
+    arm finds the nearest chunks (exact, or an approximate index named), ``full_text_search``
+    which chunks the full-text arm scores (exact, or a team store's champion lists named)."""
     chunks, embedded = coverage
     total, text_only, budget = full_text_only
     pending = chunks - embedded if model is not None else 0
@@ -81,6 +83,7 @@ def status_report(
         "model": model,
         "dimension": dimension,
         "vector_search": vector_search,
+        "full_text_search": full_text_search,
         "index_db": databases[0],
         "state_db": databases[1],
         "state_rows": len(known),

@@ -19,6 +19,7 @@ from engine.indexing.indexer import index_store
 from engine.pg import champions
 from engine.pg.driver import PgError
 from engine.search import search
+from engine.status import store_status
 
 #: Every note holds "cluster", as often as its number says, in a body of its own length; a few
 #: hold "backup" too. So "cluster" is common (it gets a list) and "backup" is rare.
@@ -210,3 +211,21 @@ def test_a_layout_3_index_is_upgraded_in_place_keeping_its_rows(
     assert sql(pg_url, "SELECT hash FROM embeddings ORDER BY hash") == vectors
     assert len(listed(pg_url, "cluster")) == 4
     assert ranking(store, "cluster backup") == before
+
+
+def test_search_and_status_say_the_full_text_is_pre_selected(notes):  # type: ignore[no-untyped-def]
+    result = search(notes, "cluster", weights=FTS_ONLY)
+
+    assert str(result.to_json()["full_text_search"]).startswith("pre-selected (champion lists")
+    assert str(store_status(notes)["full_text_search"]).startswith("pre-selected")
+
+
+def test_a_store_without_common_words_is_searched_exactly_and_says_so(
+    make_store, pg_url, monkeypatch
+):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store(NOTES)  # no word is held by 2,000 chunks
+    index_store(store, embed=False)
+
+    assert search(store, "cluster", weights=FTS_ONLY).full_text_search == "exact"
+    assert store_status(store)["full_text_search"] == "exact"

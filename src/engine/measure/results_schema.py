@@ -86,6 +86,7 @@ __all__ = [
     "QuestionOutcome",
     "ResultsError",
     "ResultsFile",
+    "ScaleFullText",
     "ScaleResults",
     "ScaleSearch",
     "ScaleSettings",
@@ -674,6 +675,27 @@ class ScaleSearch:
 
 
 @dataclass(frozen=True)
+class ScaleFullText:
+    """The full-text arm alone on one PostgreSQL store: every matching chunk scored (the store
+    without champion lists) against the pre-selection of :mod:`engine.pg.champions`, on the
+    same queries, and how much of the exact ranking the pre-selection keeps."""
+
+    #: Making the champion lists (both passes over the chunks' postings), and how many words
+    #: got one.
+    build_s: float
+    words: int
+    #: The fts arm's statement alone (weights 0 for every other arm), 100 candidates.
+    exact: Timing
+    preselected: Timing
+    #: Per query, the share of the exact scan's 100 (and 10) best memories the pre-selection
+    #: ranks among its own 100 (10): mean and worst.
+    recall_at_100: Recall
+    recall_at_10: Recall
+    #: Queries whose 100 memories came out in exactly the exact scan's order.
+    identical: int
+
+
+@dataclass(frozen=True)
 class ScaleStore:
     """One synthetic store of one backend and size, and how fast it is searched."""
 
@@ -694,6 +716,9 @@ class ScaleStore:
     build_load_average: LoadWindow
     #: ISO 8601, UTC: when this store was measured (a run may add sizes to an earlier file).
     made_at: str
+    #: PostgreSQL only: the full-text arm with and without its pre-selection (None: a store
+    #: measured before the pre-selection existed, or on SQLite).
+    full_text: ScaleFullText | None = None
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ __all__ = [
     "COMMON",
     "DEPTH",
     "build_champions",
+    "description",
     "refresh_champions",
 ]
 
@@ -58,6 +59,7 @@ BUCKETS = 4096
 THROUGH_KEY = "fts_champions_through"
 CHUNKS_KEY = "fts_champions_chunks"
 RULE_KEY = "fts_champions_rule"
+WORDS_KEY = "fts_champions_words"
 
 #: A posting's part of a chunk's BM25 without the word's rarity (the same for every chunk
 #: holding it): the arm's frequency (title 4, tags 2, body 1) and length normalisation, k1 =
@@ -144,8 +146,30 @@ def build_champions(conn: PgConnection) -> int:
         write_meta(conn, THROUGH_KEY, through)
         write_meta(conn, CHUNKS_KEY, chunks)
         write_meta(conn, RULE_KEY, rule())
+        write_meta(conn, WORDS_KEY, words)
     conn.run("ANALYZE fts_champions")
     return int(words)
+
+
+def description(conn: PgConnection) -> str:
+    """How the fts arm chooses what it scores on this store, for status and search: "exact"
+    until an index run made lists for a word or more (the arm's guard reads the mark)."""
+    meta = dict(
+        conn.run(
+            "SELECT key, value FROM meta WHERE key IN (%s, %s, %s)",
+            (THROUGH_KEY, WORDS_KEY, RULE_KEY),
+        ).fetchall()
+    )
+    words = int(meta.get(WORDS_KEY) or 0)
+    if THROUGH_KEY not in meta or not words:
+        return "exact"
+    common, _, depth = (meta.get(RULE_KEY) or "").partition(" ")
+    held = common.removeprefix("common>")
+    kept = depth.removeprefix("depth=")
+    return (
+        f"pre-selected (champion lists: the best {kept} chunks of each of {words:,} words held "
+        f"by more than {held} chunks; a memory on none of its common words' lists can be missed)"
+    )
 
 
 def stale(conn: PgConnection) -> bool:

@@ -17,6 +17,12 @@ are kept by a trigger deferred to commit, so a transaction takes the totals row 
 waits on another lock while holding it (a full run and a ``remember`` writing the same file
 cannot deadlock on it).
 
+On a large store the fts arm scores a pre-selection of chunks (:mod:`engine.pg.champions`):
+``fts_champions`` holds, for each word held by many chunks, its best chunks and its count of
+chunks when the lists were made, ``meta.fts_champions_through`` the highest chunk id they were
+made from, and ``fts_gone`` (filled by a row trigger on every chunk deleted) the words of the
+chunks deleted since, so a search counts a listed word's chunks exactly without reading them.
+
 Full text uses the text search configuration ``memsift``: English stemming with no stop
 words, like SQLite's Porter tokenizer; the query side (``engine.pg.search``) leaves out the
 same stop words as on SQLite, so a negation or a qualifier still counts in a document. Its

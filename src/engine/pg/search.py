@@ -114,6 +114,12 @@ class PgSearchBackend:
             return "exact"
         return hnsw_description(self.target.ef_search)
 
+    def full_text_search(self) -> str:
+        """How the full-text arm chooses the chunks it scores: through the store's champion
+        lists once an index run made them (the arm still scans every match when they hold too
+        few memories in scope), else exactly."""
+        return full_text_description(self.conn)
+
     def vector_plane_problem(self, embedder: Embedder) -> str | None:
         meta = dict(self.conn.run("SELECT key, value FROM meta").fetchall())
         model = meta.get("model")
@@ -215,6 +221,14 @@ class PgSearchBackend:
 
     def probe_best(self, probes: np.ndarray) -> np.ndarray:
         return probe_best(self.conn, probes)
+
+
+def full_text_description(conn: PgConnection) -> str:
+    """What the full-text arm's pre-selection is on this store, in the words status and search
+    print: "exact" until champion lists exist, for a word or more."""
+    from engine.pg.champions import description
+
+    return description(conn)
 
 
 def hnsw_description(ef_search: int) -> str:

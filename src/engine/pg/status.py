@@ -7,7 +7,7 @@ from engine.indexing.pipeline import changes_since
 from engine.pg import indexdb
 from engine.pg.driver import connect, guarded
 from engine.pg.schema import has_hnsw, require_index
-from engine.pg.search import hnsw_description
+from engine.pg.search import full_text_description, hnsw_description
 from engine.pg.state import state_paths
 from engine.pg.target import DatabaseTarget
 from engine.ranking.scope import Scope
@@ -35,6 +35,7 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
             indexed_at = indexdb.read_meta(conn, "indexed_at")
             skipped = indexdb.read_meta(conn, "skipped")
             hnsw = has_hnsw(conn)
+            full_text = full_text_description(conn)
     finally:
         conn.close()
     not_walked: list[tuple[str, str]] = []
@@ -53,6 +54,7 @@ def database_status(store: Store, target: DatabaseTarget, model: str | None) -> 
         changes=changes,
         not_walked=not_walked,
         vector_search=vector_search_status(target, hnsw),
+        full_text_search=full_text,
     )
 
 

@@ -90,6 +90,9 @@ class SqliteSearch:
     def vector_search(self) -> str:
         return "exact"  # nearest_chunks compares the query with every vector
 
+    def full_text_search(self) -> str:
+        return "exact"  # FTS5 ranks every match (its shortcut is exact, see the fts arm)
+
     def vector_plane_problem(self, embedder: Embedder) -> str | None:
         return vector_plane_problem(self.conn, embedder)
 
