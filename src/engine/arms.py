@@ -131,11 +131,12 @@ Scoring every chunk that holds a common word took seconds on a store of a millio
 so a PostgreSQL store pre-selects what it scores. For each word held by more than 2,000
 chunks, an index run keeps the word's 1,000 best chunks by its part of the score (its champion
 list, see engine/pg/champions.py). A search then scores, with the same BM25, only the lists of
-its common words, every chunk of its other words, and every chunk written since the lists
-were made; it scores every match as before when the store has no lists yet or when the
-pre-selection holds fewer memories in scope than the arm wants. A memory can only be missed
-when none of its chunks is on the list of any common query word while it still outscores the
-ones found (a query of several common words, each weak alone); measured on synthetic stores
+its common words, every chunk of its other words, every chunk written since the lists were
+made and, when every word is required, the first 2,000 chunks holding them all; it scores
+every match as before when the store has no lists yet or when the pre-selection holds fewer
+memories in scope than the arm wants. A memory can only be missed when none of its chunks is
+on the list of any common query word while it still outscores the ones found (a query of
+several common words that no chunk holds together, each weak alone); measured on synthetic stores
 of 50,000 to 200,000 memories, the pre-selection keeps 99.9 % of the exact scan's 100 best
 memories and all of its 10 best. The word counts that make a word rare follow every chunk
 written or deleted since the lists, so a score is the exact scan's score.
@@ -243,6 +244,14 @@ picked AS MATERIALIZED (
         SELECT c.id AS id
         FROM chunks AS c
         WHERE c.id > (SELECT through FROM lists) AND c.id < 9223372036854775807
+        UNION ALL
+        (SELECT c.id AS id
+         FROM chunks AS c
+         CROSS JOIN query AS q
+         CROSS JOIN asked AS a
+         WHERE c.terms @@ q.match AND cardinality(a.lexemes) > 1
+           AND strpos(CAST(q.match AS text), '|') = 0
+         LIMIT 2000)
     ) AS p
     WHERE EXISTS (SELECT 1 FROM lists)
 ),

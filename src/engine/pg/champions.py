@@ -12,6 +12,9 @@ scores exactly, with the same BM25 as before, only the union of
 - the lists of its common words,
 - every chunk holding one of its other words (rare by definition, or limited to a column),
 - every chunk written after the lists were made (id above ``meta.fts_champions_through``),
+- when the query requires all its words, the first 2,000 chunks holding them all (the index
+  intersects the words' postings itself, so a few common words that rarely meet cost little;
+  without this, a chunk holding all of them, each weakly, was the pre-selection's usual miss),
 
 and keeps the exact scan of every matching chunk when the lists are missing (a store never
 built, or one upgraded from layout 3 until its next full run) or when the pre-selection finds
