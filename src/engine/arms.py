@@ -201,11 +201,6 @@ lists AS MATERIALIZED (
     FROM meta AS m
     WHERE m.key = 'fts_champions_through'
 ),
-tail AS MATERIALIZED (
-    SELECT c.id AS id, c.terms AS terms
-    FROM chunks AS c
-    WHERE c.id > (SELECT through FROM lists) AND c.id < 9223372036854775807
-),
 idf AS MATERIALIZED (
     SELECT w.lexeme AS lexeme, w.labels AS labels, s.word AS word, ch.chunks AS champions,
            greatest(ln((t.n - h.hits + 0.5) / (h.hits + 0.5)), 1e-6) AS idf
@@ -227,8 +222,11 @@ idf AS MATERIALIZED (
                                        FROM fts_gone AS g
                                        WHERE g.terms @@ s.word
                                          AND g.id <= (SELECT through FROM lists))
-                                    + (SELECT count(*) FROM tail AS n
-                                       WHERE ts_match_vq(n.terms, s.word)),
+                                    + (SELECT count(*)
+                                       FROM chunks AS c
+                                       WHERE c.id > (SELECT through FROM lists)
+                                         AND c.id < 9223372036854775807
+                                         AND ts_match_vq(c.terms, s.word)),
                                     t.n)
                     END AS float8) AS hits
     ) AS h
@@ -243,10 +241,9 @@ picked AS MATERIALIZED (
         JOIN chunks AS c ON c.terms @@ i.word
         WHERE i.champions IS NULL
         UNION ALL
-        SELECT n.id AS id
-        FROM tail AS n
-        CROSS JOIN query AS q
-        WHERE ts_match_vq(n.terms, q.match)
+        SELECT c.id AS id
+        FROM chunks AS c
+        WHERE c.id > (SELECT through FROM lists) AND c.id < 9223372036854775807
         UNION ALL
         (SELECT c.id AS id
          FROM chunks AS c

@@ -56,8 +56,8 @@ DEPTH = 1000
 #: written since they were made, or the count of chunks moved by this share (forgotten ones)...
 STALE_SHARE = 0.1
 #: ... or once more chunks than this were written since: a search scores every chunk written
-#: since the lists that holds a query word, about 25 microseconds each on two cores (measured
-#: at 200,000 memories: 6,000 such chunks added 0.1-0.2 s to a search, 15,000 about 0.4 s).
+#: since the lists, about 30 microseconds each on two cores (measured at 200,000 memories:
+#: 6,000 such chunks added 0.12-0.27 s to a search, 15,000 added 0.45-0.67 s).
 TAIL_CHUNKS = 5000
 #: Width of the score buckets of the first pass: the per-word cut-off is found on a histogram
 #: of each word's scores in buckets this wide, then exact ranks are taken above it.
