@@ -10,7 +10,7 @@ rebuilt") must never be given for the durable state plane.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
@@ -98,14 +98,29 @@ class SqliteSearch:
         return choose_fts_form(self.conn, terms, scope)
 
     def fetch(
-        self, sql: str, params: tuple[object, ...]
+        self,
+        sql: str,
+        params: tuple[object, ...],
+        done: Callable[[list[str], list[tuple[object, ...]]], bool] | None = None,
     ) -> tuple[list[str], list[tuple[object, ...]]]:
         cursor = self.conn.execute(sql, params)
         try:
             columns = [name for name, _ in cursor.get_description()]
         except apsw.ExecutionCompleteError:  # no row at all: the statement has already finished
             return [], []
-        return columns, cursor.fetchall()
+        if done is None:
+            return columns, cursor.fetchall()
+        # The rows past the ones wanted are never made into Python values (at 2,000 memories
+        # a fused search returns about 200 rows and needs the first ten or so).
+        rows: list[tuple[object, ...]] = []
+        try:
+            for row in cursor:
+                rows.append(row)
+                if done(columns, rows):
+                    break
+        finally:
+            cursor.close()  # ends the statement, and its read of the index, at once
+        return columns, rows
 
     def hit_chunks(self, file_ids: list[int]) -> dict[int, list[tuple[str, bytes | None]]]:
         return hit_chunks(self.conn, file_ids)
