@@ -35,6 +35,7 @@ __all__ = [
     "SqliteSearch",
     "attach_state",
     "choose_fts_form",
+    "stable_plans",
 ]
 
 
