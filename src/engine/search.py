@@ -751,8 +751,8 @@ def trim(text: str, pattern: re.Pattern[str] | None) -> str:
     text = " ".join(text.split())
     if len(text) <= SNIPPET_CHARS:
         return text
-    first = pattern.search(text) if pattern else None
-    start = max(0, (first.start() if first else 0) - SNIPPET_CHARS // 4)
+    first = first_word(text, pattern) if pattern else None
+    start = max(0, (first or 0) - SNIPPET_CHARS // 4)
     if start:
         space = text.find(" ", start)
         start = space + 1 if 0 <= space < start + 30 else start
@@ -761,6 +761,43 @@ def trim(text: str, pattern: re.Pattern[str] | None) -> str:
         space = text.rfind(" ", start, end)
         end = space if space > start + SNIPPET_CHARS // 2 else end
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+#: The pattern :func:`word_pattern` makes when every stem is ASCII letters, digits or ``_``.
+PLAIN_STEMS = re.compile(r"\\b\(\?:([A-Za-z0-9_]+(?:\|[A-Za-z0-9_]+)*)\)\\w\*")
+
+
+def first_word(text: str, pattern: re.Pattern[str]) -> int | None:
+    """Where ``pattern.search(text)`` starts (None: nowhere), found faster when it can be.
+
+    The pattern tries every stem, ignoring case, at every position of the text (about 15
+    microseconds a chunk, a tenth of a search over ten hits). When the text and the stems are
+    ASCII, ignoring case is lower-casing and a word boundary before a stem is a character that
+    is not a letter, digit or ``_``, so ``str.find`` on the lower-cased text finds the same
+    first start."""
+    stems = plain_stems(pattern.pattern, pattern.flags)
+    if stems is None or not text.isascii():
+        found = pattern.search(text)
+        return found.start() if found else None
+    lowered = text.lower()
+    starts = []
+    for stem in stems:
+        at = lowered.find(stem)
+        while at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_"):
+            at = lowered.find(stem, at + 1)
+        if at >= 0:
+            starts.append(at)
+    return min(starts, default=None)
+
+
+@lru_cache(maxsize=256)
+def plain_stems(source: str, flags: int) -> tuple[str, ...] | None:
+    """The stems of a :func:`word_pattern` pattern when all are ASCII letters, digits or
+    ``_`` (lower-cased), else None."""
+    shape = PLAIN_STEMS.fullmatch(source)
+    if shape is None or not flags & re.IGNORECASE:
+        return None
+    return tuple(stem.lower() for stem in shape.group(1).split("|"))
 
 
 def highlight(text: str, pattern: re.Pattern[str] | None) -> str:
