@@ -729,9 +729,12 @@ def plain(text: str) -> str:
     words, numbers and identifiers (``snake_case``, ``2*3``) stay as written."""
     for pattern, replacement, needs in MARKUP:
         # Asked of the text as the earlier patterns left it: removing markup can bring two
-        # characters together, never a character that was not there.
-        if any(need in text for need in needs):
-            text = pattern.sub(replacement, text)
+        # characters together, never a character that was not there. (A loop, not any() over
+        # a generator: this runs for every hit's title and snippet.)
+        for need in needs:
+            if need in text:
+                text = pattern.sub(replacement, text)
+                break
     return text
 
 
