@@ -36,7 +36,8 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import apsw
@@ -99,7 +100,14 @@ def as_json(pairs: list[tuple[int, float]]) -> str:
     ones equal, once SQLite reads them back; that order is all the vector arm uses. The
     shortest text of the float64 each one is (``json.dumps``) takes 17 digits and, at 400
     chunks, a tenth of a search at 2,000 memories."""
-    return "[" + ",".join(map("[%d,%.9g]".__mod__, pairs)) + "]"
+    return json_template(len(pairs)) % tuple(chain.from_iterable(pairs))
+
+
+@lru_cache(maxsize=8)
+def json_template(pairs: int) -> str:
+    """The array of ``pairs`` pairs as one format string: one ``%`` over every value is about
+    a third faster than formatting each pair on its own."""
+    return "[" + ",".join(["[%d,%.9g]"] * pairs) + "]"
 
 
 def nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, float]]:
