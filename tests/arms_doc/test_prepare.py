@@ -9,7 +9,15 @@ import apsw
 import pytest
 from arms_doc_testing import ENGINE_REGISTRY, src
 
-from arms_doc.prepare import Problem, blame, combinations, empty_index, statement_problem
+from arms_doc import prepare, verdicts
+from arms_doc.prepare import (
+    Problem,
+    blame,
+    combinations,
+    covering,
+    empty_index,
+    statement_problem,
+)
 from arms_doc.prepare import check_statements as check
 from arms_doc.reader import RegistryError, parse_registry, read_registry
 from engine.arms import ARMS
@@ -227,3 +235,25 @@ def test_every_combination_is_checked_smallest_first():
 
     assert names[:5] == [["fts"], ["vector"], ["recency"], ["salience"], ["time"]]
     assert (len(names), names[-1]) == (31, ["fts", "vector", "recency", "salience", "time"])
+
+
+def test_a_build_prepares_each_arm_alone_all_but_one_and_all():
+    names = ["".join(arm.name[0] for arm in combo) for combo in covering(ARMS)]
+
+    assert names == ["f", "v", "r", "s", "t", "fvrs", "fvrt", "fvst", "frst", "vrst", "fvrst"]
+
+
+def test_a_sound_registry_has_only_the_covering_statements_prepared(monkeypatch):
+    prepared: list[str] = []
+    judge = prepare.statement_problem
+
+    def counting(index, sql, bound):  # type: ignore[no-untyped-def]
+        prepared.append(sql)
+        return judge(index, sql, bound)
+
+    monkeypatch.setattr(prepare, "statement_problem", counting)
+    monkeypatch.setattr(verdicts, "passed_before", lambda key: False)  # nothing remembered
+
+    check(read_registry(ENGINE_REGISTRY, display="src/engine/arms.py"))
+
+    assert len(prepared) == 2 * len(list(covering(ARMS)))  # two scopes each, 22 for five arms
