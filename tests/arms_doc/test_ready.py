@@ -1,0 +1,237 @@
+"""The generated pages' tables written as HTML by the plugin: the same HTML Python-Markdown
+makes of them, character for character, and Markdown's own rendering wherever that cannot be
+promised."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import markdown
+import pytest
+from arms_doc_testing import ENGINE_REGISTRY, FIXTURES, REPO, Site
+
+from arms_doc.pages import Sources, render_pages
+from arms_doc.ready import inline_html, known_extensions, put_back, set_aside, table_html
+
+#: MkDocs' own Markdown extensions, and this project's site's (Material's usual set).
+DEFAULTS = ["toc", "tables", "fenced_code"]
+PROJECT = [
+    *DEFAULTS,
+    "admonition",
+    "attr_list",
+    "def_list",
+    "md_in_html",
+    "pymdownx.details",
+    "pymdownx.highlight",
+    "pymdownx.inlinehilite",
+    "pymdownx.superfences",
+    "pymdownx.tabbed",
+]
+CONFIGS = {"pymdownx.tabbed": {"alternate_style": True}, "toc": {"permalink": True}}
+
+
+def rendered(text: str, extensions: list[str]) -> str:
+    md = markdown.Markdown(
+        extensions=extensions,
+        extension_configs={name: CONFIGS[name] for name in extensions if name in CONFIGS},
+    )
+    return md.convert(text)
+
+
+def rules(text: str) -> int:
+    """How many tables the Markdown holds: their rule lines."""
+    return len(re.findall(r"^ *\| --- \|", text, flags=re.MULTILINE))
+
+
+def the_projects_pages(tabs: bool) -> list[str]:
+    pages = render_pages(
+        Sources(
+            root=REPO,
+            registry=ENGINE_REGISTRY,
+            results=REPO / "benchmarks" / "results",
+            tabs=tabs,
+        ).check()
+    )
+    assert pages.measured is not None
+    return [pages.arms, pages.measured]
+
+
+def the_fixtures_pages(tmp_path: Path) -> list[str]:
+    site = Site(tmp_path / "project")
+    for fixture in sorted(FIXTURES.glob("*.json")):
+        site.write_result(fixture.name)
+    site.configure(
+        """
+        site_name: t
+        theme: mkdocs
+        plugins:
+          - arms-doc
+        nav:
+          - Ranking arms: reference/rrf-arms.md
+          - Measured: reference/measured.md
+        """
+    )
+    config = site.build()
+    return [site.markdown(config), site.measured_markdown(config)]
+
+
+@pytest.mark.parametrize("extensions", [DEFAULTS, PROJECT], ids=["defaults", "project"])
+@pytest.mark.parametrize("tabs", [False, True], ids=["headings", "tabs"])
+def test_the_projects_pages_are_the_same_html_with_every_table_set_aside(
+    extensions: list[str], tabs: bool
+):
+    for page in the_projects_pages(tabs):
+        aside = set_aside(page)
+
+        assert len(aside.blocks) == rules(page) > 0
+        assert put_back(rendered(aside.markdown, extensions), aside.blocks) == rendered(
+            page, extensions
+        )
+
+
+def test_pages_made_from_every_fixture_are_the_same_html_with_every_table_set_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    for page in the_fixtures_pages(tmp_path):
+        aside = set_aside(page)
+
+        assert len(aside.blocks) == rules(page) > 0
+        assert put_back(rendered(aside.markdown, PROJECT), aside.blocks) == rendered(page, PROJECT)
+
+
+def test_a_table_in_a_content_tab_keeps_the_tabs_indent():
+    page = '=== "One"\n\n    | A |\n    | --- |\n    | `x` |\n\nAfter.\n'
+    aside = set_aside(page)
+
+    assert put_back(rendered(aside.markdown, PROJECT), aside.blocks) == rendered(page, PROJECT)
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "![a picture](x.png)",
+        "[another page](other.md)",
+        "<b>raw</b>",
+        "a _stressed_ word",
+        "two * stars * here",
+        "`#!python print()`",
+        "{: .note }",
+    ],
+)
+def test_a_cell_with_more_than_the_pages_write_leaves_its_table_to_markdown(cell: str):
+    assert inline_html(cell) is None
+    assert table_html(["| A |", "| --- |", f"| {cell} |"]) is None
+    assert set_aside(f"| A |\n| --- |\n| {cell} |\n").blocks == {}
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "`a \\| b` and a \\| c",
+        "w/(k+1) * ((k+1)/(k+r))^p",
+        "do_not_answer &lt;= 5 & x > 3",
+        "**0.25** (chosen), *baseline*, [fts](#fts), [site](https://example.org/a?b=1&c=2)",
+        "`` a`b ``",
+    ],
+)
+def test_a_cell_the_pages_write_is_rendered_as_markdown_renders_it(cell: str):
+    table = f"| A |\n| --- |\n| {cell} |"
+
+    assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
+
+
+def test_a_row_with_another_count_of_cells_leaves_its_table_to_markdown():
+    assert table_html(["| A | B |", "| --- | --- |", "| 1 |"]) is None
+
+
+def test_only_a_site_whose_markdown_extensions_are_all_known_has_its_tables_set_aside():
+    assert known_extensions([*PROJECT, "markdown.extensions.toc", "mkdocs-click"])
+    assert not known_extensions([*DEFAULTS, "smarty"])
+    assert not known_extensions([*DEFAULTS, "pymdownx.magiclink"])
+    assert not known_extensions([*DEFAULTS, markdown.extensions.Extension()])
+
+
+HOOK = """\
+from mkdocs.plugins import event_priority
+
+
+@event_priority(-200)  # after the plugin set the tables aside
+def on_page_markdown(markdown, page, config, files):
+    return markdown.replace("armsdocready", "ArmsDocReady")
+"""
+
+
+def test_a_placeholder_something_changed_gets_the_page_rendered_by_markdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    site = Site(tmp_path / "project")
+    site.write_result("quality.json")
+    (site.root / "hooks.py").write_text(HOOK, encoding="utf-8")
+    site.configure(
+        """
+        site_name: t
+        theme: mkdocs
+        hooks:
+          - hooks.py
+        plugins:
+          - arms-doc
+        nav:
+          - Ranking arms: reference/rrf-arms.md
+          - Measured: reference/measured.md
+        """
+    )
+
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.arms-doc"):
+        config = site.build()
+
+    html = site.page_html("reference/measured")
+    assert "ArmsDocReady" not in html and "armsdocready" not in html
+    assert html.count("<table>") == rules(site.measured_markdown(config)) > 0
+    assert "the page is rendered again, its tables by Markdown" in caplog.text
+
+
+SPY = """\
+from mkdocs.plugins import event_priority
+
+SEEN = {}
+
+
+@event_priority(-200)  # what Markdown is handed, after the plugin
+def on_page_markdown(markdown, page, config, files):
+    SEEN[page.file.src_uri] = markdown
+"""
+
+
+def test_markdown_is_handed_the_generated_pages_without_their_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    site = Site(tmp_path / "project")
+    site.write_result("quality.json")
+    (site.root / "spy.py").write_text(SPY, encoding="utf-8")
+    site.configure(
+        """
+        site_name: t
+        theme: mkdocs
+        hooks:
+          - spy.py
+        plugins:
+          - arms-doc
+        nav:
+          - Ranking arms: reference/rrf-arms.md
+          - Measured: reference/measured.md
+        """
+    )
+
+    config = site.build()
+
+    seen = config.hooks["spy.py"].SEEN
+    for page in ("reference/rrf-arms.md", "reference/measured.md"):
+        assert rules(seen[page]) == 0 and "armsdocready" in seen[page]
+    assert site.page_html("reference/measured").count("<table>") == rules(
+        site.measured_markdown(config)
+    )
