@@ -303,7 +303,6 @@ def measure_phases(site: Site, scratch: Path, repeats: int) -> PluginPhases:
         steps=tuple(phase(name) for name in names),
         on_files=phase("on_files"),
         build=phase("build"),
-        templates_compile_ms=median_ms([run["templates_compile"] for run in found]),
     )
 
 
