@@ -46,6 +46,15 @@ def test_plain_code_keeps_a_code_blocks_text_and_drops_its_spans_and_line_anchor
     )
 
 
+def test_plain_code_keeps_a_tables_cells_apart_by_a_line_break_and_drops_its_tags():
+    table = (
+        "<p>Before</p>\n<table>\n<thead>\n<tr>\n<th>Arm</th>\n<th>Weight</th>\n</tr>\n</thead>\n"
+        "<tbody>\n<tr>\n<td><code>fts</code></td>\n<td></td>\n</tr>\n</tbody>\n</table>\n<p>After</p>"
+    )
+
+    assert plain_code(table) == "<p>Before</p>\nArm\nWeight\n<code>fts</code>\n<p>After</p>"
+
+
 def test_plain_code_leaves_a_page_without_code_blocks_as_it_is():
     html = '<p><span class="x">text</span> <a href="#a"></a></p>'
 
@@ -92,6 +101,32 @@ def test_the_search_index_and_the_page_are_the_same_as_without_the_plain_view(
     assert len(seen) == 2
     assert not re.search(r"<pre[^>]*>(?:(?!</pre>).)*<span", seen[0], re.DOTALL)
     assert '<span class="k">SELECT</span>' in seen[1]
+
+
+def test_the_measured_pages_index_is_the_same_without_its_tables_tags(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+):
+    site.write_result("quality.json")
+    site.write_result("latency.json")
+    site.configure(MATERIAL_SITE + "  - Measured: reference/measured.md\n")
+    seen: list[str] = []
+    from material.plugins.search.plugin import SearchIndex
+
+    add_entry = SearchIndex.add_entry_from_context
+
+    def reading(self: SearchIndex, page):  # type: ignore[no-untyped-def]
+        if page.file.src_uri == "reference/measured.md":
+            seen.append(page.content)
+        return add_entry(self, page)
+
+    monkeypatch.setattr(SearchIndex, "add_entry_from_context", reading)
+    plain_index, _ = built(site)
+    monkeypatch.setattr(plugin, "indexes_the_same", lambda plugins: False)
+    tagged_index, _ = built(site)
+
+    assert plain_index == tagged_index
+    assert "<td>" not in seen[0] and "<td>" in seen[1]
+    assert "<td>" in site.page_html("reference/measured")
 
 
 def test_mkdocs_own_search_reads_the_page_as_it_is(site: Site, monkeypatch: pytest.MonkeyPatch):
