@@ -292,7 +292,7 @@ STATEMENT = (
 WEIGHED = "a `weighed` CTE with each\nmemory's [authority](#authority) multiplier, "
 PREPARED = (
     "The build prepares the {prepared} statements that cover every combination of arms a "
-    "search can assemble (each arm alone, all but one, and all; with and without scope "
+    "search can assemble (each arm alone, and all together; with and without scope "
     "options) against an empty index made by the engine's own DDL, so SQL that {prepared} "
     "refuses stops it; {unprepared}\n\n"
 )
