@@ -40,7 +40,7 @@ from arms_doc.pages import (
     render_pages,
 )
 from arms_doc.provenance import link_template
-from arms_doc.ready import Block, known_extensions, put_back, set_aside
+from arms_doc.ready import Block, CodeStyle, code_style, known_extensions, put_back, set_aside
 from arms_doc.search_view import can_swap, indexes_the_same, plain_code
 from arms_doc.written import is_written
 
@@ -113,8 +113,10 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         self.swapped: dict[str, tuple[str, str]] = {}
         #: The site's Markdown renders the generated pages' tables as :mod:`arms_doc.ready`
         #: writes them, so the plugin writes their HTML itself.
-        self.tables_ready = False
-        #: A generated page's Markdown as the plugins left it and its tables by placeholder,
+        self.blocks_ready = False
+        #: How the site writes a fenced SQL block, when the plugin can write it the same.
+        self.code: CodeStyle | None = None
+        #: A generated page's Markdown as the plugins left it and its blocks by placeholder,
         #: from its Markdown to its HTML.
         self.set_aside: dict[str, tuple[str, dict[str, Block]]] = {}
 
@@ -147,7 +149,8 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         if self.sources.measured_page is not None:
             self.config.measured_page = self.sources.measured_page
         self.plain_search = indexes_the_same(config.plugins.values())
-        self.tables_ready = known_extensions(config.markdown_extensions)
+        self.blocks_ready = known_extensions(config.markdown_extensions)
+        self.code = code_style(config.markdown_extensions, config.mdx_configs)
         return config
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
@@ -188,11 +191,11 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
     def on_page_markdown(
         self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str | None:
-        """A generated page's tables set aside: Markdown renders the rest
+        """A generated page's tables and SQL set aside: Markdown renders the rest
         (:mod:`arms_doc.ready`)."""
-        if not self.tables_ready or page.file.src_uri not in self.generated:
+        if not self.blocks_ready or page.file.src_uri not in self.generated:
             return markdown
-        aside = set_aside(markdown)
+        aside = set_aside(markdown, self.code)
         if aside.blocks:
             self.set_aside[page.file.src_uri] = (markdown, aside.blocks)
         return aside.markdown
@@ -201,8 +204,8 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
     def on_page_content(
         self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files
     ) -> str | None:
-        """The tables set aside, put back as HTML where their placeholders are; a page whose
-        placeholders something changed (a Markdown extension) is rendered again, its tables
+        """The blocks set aside, put back as HTML where their placeholders are; a page whose
+        placeholders something changed (a Markdown extension) is rendered again, its blocks
         by Markdown."""
         aside = self.set_aside.pop(page.file.src_uri, None)
         if aside is None:
@@ -213,8 +216,8 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
             return restored
         log.info(
             f"{page.file.src_uri}: a Markdown extension or a plugin changed the placeholders "
-            "of the tables the plugin wrote as HTML; the page is rendered again, its tables "
-            "by Markdown"
+            "of the blocks the plugin wrote as HTML; the page is rendered again, its tables "
+            "and code by Markdown"
         )
         page.markdown = markdown
         page.render(config, files)

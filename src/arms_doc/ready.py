@@ -1,4 +1,4 @@
-"""The generated pages' tables as HTML made here, which the site's Markdown never parses.
+"""The generated pages' tables and SQL as HTML made here, which the site's Markdown never parses.
 
 The Measured page holds some 260 table rows, and Python-Markdown spends about 30 ms of a build
 splitting them into cells and running its inline patterns over every cell: more than the
@@ -17,6 +17,18 @@ could render a cell differently (smart quotes, abbreviations, magic links).
 ``tests/arms_doc/test_ready.py`` holds every table of both pages against Python-Markdown's
 own HTML for it, character for character.
 
+The arms page's SQL (some 800 lines in 16 fenced blocks) is the other half of what Markdown
+spends on the pages: Pygments' SQL lexer tries its rules one by one in Python for each of some
+12,000 tokens, and the fences go through ``pymdownx.superfences``. The plugin writes those
+blocks' HTML too, as the site's highlighter would (:func:`code_style`): with Pygments'
+classes, from a tokenizer that tries the same rules as Pygments' ``SqlLexer`` (its own
+patterns, in its order) in one regular expression, and lays the tokens out as Pygments'
+formatter does, with ``pymdownx.highlight``'s wrapper and line anchors; or, on a site without a
+highlighter, as Python-Markdown's ``fenced_code`` writes a block. A page with a fence of
+another language, or SQL the tokenizer does not take (a ``/* */`` comment, a character no
+rule matches), keeps all its fences for Markdown, which numbers their line anchors; and so
+does a site whose highlighter is set up otherwise.
+
 The pages' Markdown is unchanged: ``memsift docs write`` writes it, and the plugin keeps it
 for the next build and for tests; only what Markdown is handed in a build differs.
 """
@@ -26,8 +38,10 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
 
 #: Markdown extensions that render a table cell of this module's kind as Python-Markdown's
 #: own tables do (or never touch one): MkDocs' defaults, the Python-Markdown extensions that
@@ -79,16 +93,59 @@ _MARKUP = re.compile(r"[*`\[\]<\\{}]|(?<!\w)_|_(?!\w)")
 _OWN_LINK = re.compile(r"#[\w.-]*|https?://\S+")
 
 
+def names(extensions: Iterable[object]) -> list[str] | None:
+    """The Markdown extensions' names, ``markdown.extensions.`` left out; None when one is
+    given as an instance, not by name."""
+    found = []
+    for extension in extensions:
+        if not isinstance(extension, str):
+            return None
+        found.append(extension.removeprefix(_PREFIX))
+    return found
+
+
+@dataclass(frozen=True)
+class CodeStyle:
+    """How the site's Markdown writes a fenced SQL block: highlighted by ``pymdownx.highlight``
+    (with a line anchor per line when ``anchors``), or plain, as ``fenced_code`` writes it."""
+
+    highlight: bool
+    anchors: bool = False
+
+
+#: The ``pymdownx.highlight`` and ``pymdownx.superfences`` options whose blocks this module
+#: writes as they do (their defaults otherwise).
+_HIGHLIGHT_OPTIONS = frozenset({"anchor_linenums"})
+_SUPERFENCES_OPTIONS = frozenset({"custom_fences"})
+
+
+def code_style(extensions: Iterable[object], configs: Mapping[str, Any]) -> CodeStyle | None:
+    """How the site writes a fenced SQL block, or None when this module cannot write it the
+    same (another highlighter, or options that change the block)."""
+    found = names(extensions)
+    if found is None or "codehilite" in found:
+        return None
+    if "pymdownx.superfences" in found:
+        highlight = dict(configs.get("pymdownx.highlight") or {})
+        fences = dict(configs.get("pymdownx.superfences") or {})
+        custom = fences.get("custom_fences") or []
+        if set(highlight) - _HIGHLIGHT_OPTIONS or set(fences) - _SUPERFENCES_OPTIONS:
+            return None
+        if any(isinstance(f, Mapping) and f.get("name") in ("sql", "*") for f in custom):
+            return None
+        return CodeStyle(highlight=True, anchors=bool(highlight.get("anchor_linenums")))
+    if "pymdownx.highlight" in found:
+        return None  # it highlights fenced_code's blocks otherwise
+    if "fenced_code" in found and not configs.get("fenced_code"):
+        return CodeStyle(highlight=False)
+    return None
+
+
 def known_extensions(extensions: Iterable[object]) -> bool:
     """Whether every Markdown extension of a site is one :data:`KNOWN_EXTENSIONS` names (an
     extension given as an instance, not by name, is not)."""
-    for extension in extensions:
-        if not isinstance(extension, str):
-            return False
-        name = extension.removeprefix(_PREFIX)
-        if name not in KNOWN_EXTENSIONS:
-            return False
-    return True
+    found = names(extensions)
+    return found is not None and all(name in KNOWN_EXTENSIONS for name in found)
 
 
 @dataclass(frozen=True)
@@ -108,32 +165,199 @@ class SetAside:
     blocks: dict[str, Block] = field(default_factory=dict)
 
 
-def set_aside(markdown: str) -> SetAside:
-    """``markdown`` with every table :func:`table_html` can write swapped for a placeholder
-    paragraph; the others left as they are."""
+def set_aside(markdown: str, code: CodeStyle | None = None) -> SetAside:
+    """``markdown`` with every table :func:`table_html` can write, and (with ``code``) every
+    fenced SQL block, swapped for a placeholder paragraph; the others left as they are."""
     # A word the page does not hold: from the page's own digest, numbered.
     stem = "armsdocready" + hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:12]
     lines = markdown.split("\n")
+    fenced = fences(lines)
+    code_html = fences_html(lines, fenced, code) if code is not None else None
     out: list[str] = []
     blocks: dict[str, Block] = {}
+
+    def swap(start: int, end: int, made: str) -> None:
+        token = f"{stem}n{len(blocks)}"
+        out.append(lines[start][: len(lines[start]) - len(lines[start].lstrip(" "))] + token)
+        blocks[token] = Block("\n".join(lines[start:end]), made)
+
     i = 0
     while i < len(lines):
+        if i in fenced:
+            end = fenced[i][0]
+            if code_html is not None:
+                swap(i, end, code_html[i])
+            else:
+                out.extend(lines[i:end])
+            i = end
+            continue
         end = table_end(lines, i)
         if end is not None:
             made = table_html([line.strip() for line in lines[i:end]])
             if made is not None:
-                token = f"{stem}n{len(blocks)}"
-                indent = lines[i][: len(lines[i]) - len(lines[i].lstrip(" "))]
-                out.append(indent + token)
-                blocks[token] = Block("\n".join(lines[i:end]), made)
-                i = end
-                continue
-            out.extend(lines[i:end])
+                swap(i, end, made)
+            else:
+                out.extend(lines[i:end])
             i = end
             continue
         out.append(lines[i])
         i += 1
     return SetAside("\n".join(out), blocks)
+
+
+#: A fence's opening line: its indent, its backticks, its language.
+_FENCE = re.compile(r"( *)(`{3,})([\w-]*)")
+
+
+def fences(lines: Sequence[str]) -> dict[int, tuple[int, str, str]]:
+    """Every fenced block, by the index of its opening line: the index past its closing line,
+    its language and its code (the indent taken off)."""
+    found: dict[int, tuple[int, str, str]] = {}
+    i = 0
+    while i < len(lines):
+        opening = _FENCE.fullmatch(lines[i])
+        if opening is None:
+            i += 1
+            continue
+        indent, ticks, language = opening.groups()
+        closing = indent + ticks
+        end = i + 1
+        while end < len(lines) and lines[end] != closing:
+            end += 1
+        if end == len(lines):
+            break  # never closed: Markdown decides what it is
+        body = lines[i + 1 : end]
+        if all(line.startswith(indent) or not line for line in body):
+            code = "\n".join(line[len(indent) :] for line in body)
+            found[i] = (end + 1, language, code)
+        i = end + 1
+    return found
+
+
+def fences_html(
+    lines: Sequence[str], fenced: Mapping[int, tuple[int, str, str]], code: CodeStyle
+) -> dict[int, str] | None:
+    """Each fenced block's HTML as the site writes it, by its opening line; None unless every
+    block of the page is SQL this module writes (a highlighter numbers a page's blocks)."""
+    made: dict[int, str] = {}
+    for number, (start, (_, language, text)) in enumerate(sorted(fenced.items())):
+        if language != "sql" or (not code.highlight and lines[start].startswith(" ")):
+            return None  # fenced_code takes a fence at the line's start only
+        block = sql_html(text, code, number)
+        if block is None:
+            return None
+        made[start] = block
+    return made
+
+
+def sql_html(text: str, code: CodeStyle, number: int) -> str | None:
+    """A fenced SQL block's HTML as the site's Markdown writes it (``number``: the block's
+    place on the page, which names its line anchors); None for SQL the tokenizer does not
+    take."""
+    if not code.highlight:
+        escaped = html.escape(text, quote=False).replace('"', "&quot;")
+        return f'<pre><code class="language-sql">{escaped}\n</code></pre>'
+    tokens = sql_tokens(text.strip("\n") + "\n")  # as Pygments' lexer strips and ends it
+    if tokens is None:
+        return None
+    lines = highlighted_lines(tokens)
+    if code.anchors:
+        lines = [
+            f'<a id="__codelineno-{number}-{n}" name="__codelineno-{number}-{n}" '
+            f'href="#__codelineno-{number}-{n}"></a>{line}'
+            for n, line in enumerate(lines, start=1)
+        ]
+    return (
+        '<div class="highlight"><pre><span></span><code>' + "".join(lines) + "</code></pre></div>"
+    )
+
+
+@cache
+def sql_rules() -> tuple[re.Pattern[str], tuple[str | None, ...], str] | None:
+    """Pygments' ``SqlLexer`` rules as one regular expression (its own patterns, in its order,
+    with its flags), the CSS class of each rule's token (None for a rule that enters another
+    state), and the class of a character no rule matches; None if its rules are not of that
+    kind."""
+    try:
+        from pygments.lexer import words
+        from pygments.lexers.sql import SqlLexer
+        from pygments.token import STANDARD_TYPES, Error, _TokenType
+
+        parts, classes = [], []
+        # The class's own definitions, not its instance's compiled rules: making an instance
+        # compiles each pattern, which a build would then pay twice.
+        for index, rule in enumerate(SqlLexer.tokens["root"]):
+            pattern, action, *state = rule
+            if isinstance(pattern, words):
+                pattern = pattern.get()
+            if not isinstance(pattern, str):
+                return None
+            parts.append(f"(?P<r{index}>{pattern})")
+            plain = not state and isinstance(action, _TokenType) and action in STANDARD_TYPES
+            classes.append(STANDARD_TYPES[action] if plain else None)
+        regex = re.compile("|".join(parts), SqlLexer.flags)
+        return regex, tuple(classes), STANDARD_TYPES[Error]
+    except Exception:  # another Pygments, whose rules are made otherwise: no fast path
+        return None
+
+
+def sql_tokens(text: str) -> list[tuple[str, str]] | None:
+    """``text`` as Pygments' ``SqlLexer`` cuts it, each token with its CSS class (a character
+    no rule matches is an error token of its own, as the lexer makes it, such as the ``{`` of
+    ``{scope}``); None where it would enter another state."""
+    rules = sql_rules()
+    if rules is None:
+        return None
+    regex, classes, error = rules
+    tokens: list[tuple[str, str]] = []
+    at = 0
+    for found in regex.finditer(text):
+        if found.start() != at:  # characters no rule matches ("\n" always matches one)
+            tokens += [(error, char) for char in text[at : found.start()]]
+        css = classes[int(found.lastgroup[1:])]  # type: ignore[index]
+        if css is None:
+            return None
+        tokens.append((css, found.group()))
+        at = found.end()
+    tokens += [(error, char) for char in text[at:]]
+    return tokens
+
+
+def highlighted_lines(tokens: Sequence[tuple[str, str]]) -> list[str]:
+    """The tokens as Pygments' HTML formatter lays them out: a span per run of one class,
+    closed and reopened at each line's end; each line with its line break."""
+    lines: list[str] = []
+    line: list[str] = []
+    open_span = ""
+    for css, value in tokens:
+        span = f'<span class="{css}">'
+        parts = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").split("\n")
+        for part in parts[:-1]:
+            if line:
+                if open_span != span and part:
+                    line += [open_span and "</span>", span, part, "</span>", "\n"]
+                else:
+                    line += [part, open_span and "</span>", "\n"]
+                lines.append("".join(line))
+                line = []
+            elif part:
+                lines.append(f"{span}{part}</span>\n")
+            else:
+                lines.append("\n")
+        last = parts[-1]
+        if line and last:
+            if open_span != span:
+                line += [open_span and "</span>", span, last]
+                open_span = span
+            else:
+                line.append(last)
+        elif last:
+            line = [span, last]
+            open_span = span
+    if line:
+        line += [open_span and "</span>", "\n"]
+        lines.append("".join(line))
+    return lines
 
 
 def table_end(lines: Sequence[str], start: int) -> int | None:

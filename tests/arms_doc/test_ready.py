@@ -13,7 +13,16 @@ import pytest
 from arms_doc_testing import ENGINE_REGISTRY, FIXTURES, REPO, Site
 
 from arms_doc.pages import Sources, render_pages
-from arms_doc.ready import inline_html, known_extensions, put_back, set_aside, table_html
+from arms_doc.ready import (
+    CodeStyle,
+    code_style,
+    inline_html,
+    known_extensions,
+    put_back,
+    set_aside,
+    sql_tokens,
+    table_html,
+)
 
 #: MkDocs' own Markdown extensions, and this project's site's (Material's usual set).
 DEFAULTS = ["toc", "tables", "fenced_code"]
@@ -29,15 +38,26 @@ PROJECT = [
     "pymdownx.superfences",
     "pymdownx.tabbed",
 ]
-CONFIGS = {"pymdownx.tabbed": {"alternate_style": True}, "toc": {"permalink": True}}
+CONFIGS = {
+    "pymdownx.tabbed": {"alternate_style": True},
+    "toc": {"permalink": True},
+    "pymdownx.highlight": {"anchor_linenums": True},
+}
+
+
+def configs(extensions: list[str]) -> dict[str, dict[str, object]]:
+    return {name: CONFIGS[name] for name in extensions if name in CONFIGS}
 
 
 def rendered(text: str, extensions: list[str]) -> str:
-    md = markdown.Markdown(
-        extensions=extensions,
-        extension_configs={name: CONFIGS[name] for name in extensions if name in CONFIGS},
+    return markdown.Markdown(extensions=extensions, extension_configs=configs(extensions)).convert(
+        text
     )
-    return md.convert(text)
+
+
+def blocks(text: str) -> int:
+    """How many blocks the Markdown holds to set aside: its tables and its fences."""
+    return rules(text) + len(re.findall(r"^ *```sql$", text, flags=re.MULTILINE))
 
 
 def rules(text: str) -> int:
@@ -77,15 +97,30 @@ def the_fixtures_pages(tmp_path: Path) -> list[str]:
     return [site.markdown(config), site.measured_markdown(config)]
 
 
-@pytest.mark.parametrize("extensions", [DEFAULTS, PROJECT], ids=["defaults", "project"])
-@pytest.mark.parametrize("tabs", [False, True], ids=["headings", "tabs"])
-def test_the_projects_pages_are_the_same_html_with_every_table_set_aside(
+#: pymdownx.highlight without line anchors: its defaults.
+PYMDOWNX_DEFAULTS = [*DEFAULTS, "pymdownx.superfences", "pymdownx.tabbed"]
+
+
+@pytest.mark.parametrize(
+    ("extensions", "tabs"),
+    [
+        (DEFAULTS, False),
+        (PROJECT, False),
+        (PROJECT, True),
+        (PYMDOWNX_DEFAULTS, False),
+        (PYMDOWNX_DEFAULTS, True),
+    ],
+    ids=["defaults", "project", "project-tabs", "pymdownx-defaults", "pymdownx-defaults-tabs"],
+)
+def test_the_projects_pages_are_the_same_html_with_every_table_and_fence_set_aside(
     extensions: list[str], tabs: bool
 ):
+    code = code_style(extensions, configs(extensions))
+    assert code is not None
     for page in the_projects_pages(tabs):
-        aside = set_aside(page)
+        aside = set_aside(page, code)
 
-        assert len(aside.blocks) == rules(page) > 0
+        assert len(aside.blocks) == blocks(page) > 0
         assert put_back(rendered(aside.markdown, extensions), aside.blocks) == rendered(
             page, extensions
         )
@@ -96,9 +131,9 @@ def test_pages_made_from_every_fixture_are_the_same_html_with_every_table_set_as
 ):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     for page in the_fixtures_pages(tmp_path):
-        aside = set_aside(page)
+        aside = set_aside(page, code_style(PROJECT, configs(PROJECT)))
 
-        assert len(aside.blocks) == rules(page) > 0
+        assert len(aside.blocks) == blocks(page) > 0
         assert put_back(rendered(aside.markdown, PROJECT), aside.blocks) == rendered(page, PROJECT)
 
 
@@ -141,6 +176,67 @@ def test_a_cell_the_pages_write_is_rendered_as_markdown_renders_it(cell: str):
     table = f"| A |\n| --- |\n| {cell} |"
 
     assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
+
+
+SQL = "SELECT path, {scope} AS s -- a note\nFROM files WHERE a <> 'it''s' AND \"x\" = ?1;\n"
+
+
+def test_the_tokenizer_cuts_sql_as_pygments_sql_lexer_does():
+    from pygments.lexers.sql import SqlLexer
+    from pygments.token import STANDARD_TYPES
+
+    expected = [(STANDARD_TYPES[kind], text) for kind, text in SqlLexer().get_tokens(SQL)]
+
+    assert sql_tokens(SQL) == expected
+
+
+def test_sql_the_tokenizer_does_not_take_is_left_to_the_lexer():
+    assert sql_tokens("SELECT /* a comment */ 1\n") is None
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "```sql\nSELECT 1\n```\n\n```python\nx = 1\n```\n",
+        "```sql\nSELECT 1\n```\n\n```sql\nSELECT /* no */ 1\n```\n",
+    ],
+    ids=["another language", "sql the tokenizer does not take"],
+)
+def test_a_page_with_a_fence_the_module_cannot_write_keeps_all_its_fences(page: str):
+    aside = set_aside(page, CodeStyle(highlight=True, anchors=True))
+
+    assert aside.blocks == {} and aside.markdown == page
+
+
+@pytest.mark.parametrize(
+    ("extensions", "options", "style"),
+    [
+        (DEFAULTS, {}, CodeStyle(highlight=False)),
+        (PROJECT, CONFIGS, CodeStyle(highlight=True, anchors=True)),
+        (PYMDOWNX_DEFAULTS, {}, CodeStyle(highlight=True)),
+        ([*DEFAULTS, "codehilite"], {}, None),
+        (PROJECT, {"pymdownx.highlight": {"pygments_lang_class": True}}, None),
+        (
+            PROJECT,
+            {"pymdownx.superfences": {"custom_fences": [{"name": "sql", "class": "x"}]}},
+            None,
+        ),
+        ([*DEFAULTS, "pymdownx.highlight"], {}, None),
+    ],
+    ids=[
+        "fenced_code",
+        "anchors",
+        "pymdownx",
+        "codehilite",
+        "an option it does not write",
+        "a custom sql fence",
+        "highlight without superfences",
+    ],
+)
+def test_the_code_style_follows_the_sites_highlighter(
+    extensions: list[str], options: dict[str, dict[str, object]], style: CodeStyle | None
+):
+    assert code_style(extensions, options) == style
 
 
 def test_a_row_with_another_count_of_cells_leaves_its_table_to_markdown():
@@ -191,7 +287,7 @@ def test_a_placeholder_something_changed_gets_the_page_rendered_by_markdown(
     html = site.page_html("reference/measured")
     assert "ArmsDocReady" not in html and "armsdocready" not in html
     assert html.count("<table>") == rules(site.measured_markdown(config)) > 0
-    assert "the page is rendered again, its tables by Markdown" in caplog.text
+    assert "the page is rendered again, its tables and code by Markdown" in caplog.text
 
 
 SPY = """\
