@@ -273,30 +273,28 @@ def sql_html(text: str, code: CodeStyle, number: int) -> str | None:
 
 
 @cache
-def sql_rules() -> tuple[re.Pattern[str], tuple[str | None, ...], str] | None:
+def sql_rules() -> tuple[re.Pattern[str], dict[int, str | None], str] | None:
     """Pygments' ``SqlLexer`` rules as one regular expression (its own patterns, in its order,
-    with its flags), the CSS class of each rule's token (None for a rule that enters another
-    state), and the class of a character no rule matches; None if its rules are not of that
-    kind."""
+    with its flags), the CSS class of each rule's token by its group's number (None for a rule
+    that enters another state), and the class of a character no rule matches; None if its
+    rules are not of that kind."""
     try:
-        from pygments.lexer import words
         from pygments.lexers.sql import SqlLexer
         from pygments.token import STANDARD_TYPES, Error, _TokenType
 
+        # An instance makes the class's rules once per process (a site whose other pages hold
+        # SQL has made them already); each is (its compiled pattern's match, token, state).
+        SqlLexer()
         parts, classes = [], []
-        # The class's own definitions, not its instance's compiled rules: making an instance
-        # compiles each pattern, which a build would then pay twice.
-        for index, rule in enumerate(SqlLexer.tokens["root"]):
-            pattern, action, *state = rule
-            if isinstance(pattern, words):
-                pattern = pattern.get()
-            if not isinstance(pattern, str):
-                return None
-            parts.append(f"(?P<r{index}>{pattern})")
-            plain = not state and isinstance(action, _TokenType) and action in STANDARD_TYPES
+        for index, (match, action, state) in enumerate(SqlLexer._tokens["root"]):
+            parts.append(f"(?P<r{index}>{match.__self__.pattern})")
+            plain = state is None and isinstance(action, _TokenType) and action in STANDARD_TYPES
             classes.append(STANDARD_TYPES[action] if plain else None)
         regex = re.compile("|".join(parts), SqlLexer.flags)
-        return regex, tuple(classes), STANDARD_TYPES[Error]
+        # Each rule's class by the number of its group (a match's ``lastindex``: the rule's
+        # group closes after any group inside its pattern).
+        by_group = {regex.groupindex[f"r{i}"]: css for i, css in enumerate(classes)}
+        return regex, by_group, STANDARD_TYPES[Error]
     except Exception:  # another Pygments, whose rules are made otherwise: no fast path
         return None
 
@@ -314,7 +312,7 @@ def sql_tokens(text: str) -> list[tuple[str, str]] | None:
     for found in regex.finditer(text):
         if found.start() != at:  # characters no rule matches ("\n" always matches one)
             tokens += [(error, char) for char in text[at : found.start()]]
-        css = classes[int(found.lastgroup[1:])]  # type: ignore[index]
+        css = classes[found.lastindex]  # type: ignore[index]
         if css is None:
             return None
         tokens.append((css, found.group()))
