@@ -9,7 +9,6 @@ import apsw
 import pytest
 from arms_doc_testing import ENGINE_REGISTRY, src
 
-from arms_doc import prepare, verdicts
 from arms_doc.prepare import (
     Problem,
     blame,
@@ -241,19 +240,3 @@ def test_a_build_prepares_each_arm_alone_then_all_together():
     names = ["".join(arm.name[0] for arm in combo) for combo in covering(ARMS)]
 
     assert names == ["f", "v", "r", "s", "t", "fvrst"]
-
-
-def test_a_sound_registry_has_only_the_covering_statements_prepared(monkeypatch):
-    prepared: list[str] = []
-    judge = prepare.statement_problem
-
-    def counting(index, sql, bound):  # type: ignore[no-untyped-def]
-        prepared.append(sql)
-        return judge(index, sql, bound)
-
-    monkeypatch.setattr(prepare, "statement_problem", counting)
-    monkeypatch.setattr(verdicts, "passed_before", lambda key: False)  # nothing remembered
-
-    check(read_registry(ENGINE_REGISTRY, display="src/engine/arms.py"))
-
-    assert len(prepared) == 2 * len(list(covering(ARMS)))  # two scopes each, 12 for five arms

@@ -78,21 +78,26 @@ def the_projects_pages(tabs: bool) -> list[str]:
     return [pages.arms, pages.measured]
 
 
-def the_fixtures_pages(tmp_path: Path) -> list[str]:
+def both_pages_site(tmp_path: Path, results: list[str], hook: str | None = None) -> Site:
+    """A default-theme site with both pages, these results files, and a hook (its source)."""
     site = Site(tmp_path / "project")
-    for fixture in sorted(FIXTURES.glob("*.json")):
-        site.write_result(fixture.name)
+    for name in results:
+        site.write_result(name)
+    hooks = ""
+    if hook is not None:
+        (site.root / "hook.py").write_text(hook, encoding="utf-8")
+        hooks = "hooks:\n  - hook.py\n"
     site.configure(
-        """
-        site_name: t
-        theme: mkdocs
-        plugins:
-          - arms-doc
-        nav:
-          - Ranking arms: reference/rrf-arms.md
-          - Measured: reference/measured.md
-        """
+        "site_name: t\ntheme: mkdocs\n"
+        + hooks
+        + "plugins:\n  - arms-doc\n"
+        + "nav:\n  - Ranking arms: reference/rrf-arms.md\n  - Measured: reference/measured.md\n"
     )
+    return site
+
+
+def the_fixtures_pages(tmp_path: Path) -> list[str]:
+    site = both_pages_site(tmp_path, [fixture.name for fixture in sorted(FIXTURES.glob("*.json"))])
     config = site.build()
     return [site.markdown(config), site.measured_markdown(config)]
 
@@ -264,22 +269,7 @@ def test_a_placeholder_something_changed_gets_the_page_rendered_by_markdown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    site = Site(tmp_path / "project")
-    site.write_result("quality.json")
-    (site.root / "hooks.py").write_text(HOOK, encoding="utf-8")
-    site.configure(
-        """
-        site_name: t
-        theme: mkdocs
-        hooks:
-          - hooks.py
-        plugins:
-          - arms-doc
-        nav:
-          - Ranking arms: reference/rrf-arms.md
-          - Measured: reference/measured.md
-        """
-    )
+    site = both_pages_site(tmp_path, ["quality.json"], HOOK)
 
     with caplog.at_level(logging.INFO, logger="mkdocs.plugins.arms-doc"):
         config = site.build()
@@ -302,32 +292,17 @@ def on_page_markdown(markdown, page, config, files):
 """
 
 
-def test_markdown_is_handed_the_generated_pages_without_their_tables(
+def test_markdown_is_handed_the_generated_pages_without_their_tables_and_sql(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
-    site = Site(tmp_path / "project")
-    site.write_result("quality.json")
-    (site.root / "spy.py").write_text(SPY, encoding="utf-8")
-    site.configure(
-        """
-        site_name: t
-        theme: mkdocs
-        hooks:
-          - spy.py
-        plugins:
-          - arms-doc
-        nav:
-          - Ranking arms: reference/rrf-arms.md
-          - Measured: reference/measured.md
-        """
-    )
+    site = both_pages_site(tmp_path, ["quality.json"], SPY)
 
     config = site.build()
 
-    seen = config.hooks["spy.py"].SEEN
+    seen = config.hooks["hook.py"].SEEN
     for page in ("reference/rrf-arms.md", "reference/measured.md"):
-        assert rules(seen[page]) == 0 and "armsdocready" in seen[page]
+        assert blocks(seen[page]) == 0 and "armsdocready" in seen[page]
     assert site.page_html("reference/measured").count("<table>") == rules(
         site.measured_markdown(config)
     )

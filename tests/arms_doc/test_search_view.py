@@ -76,20 +76,27 @@ def built(site: Site) -> tuple[str, str]:
     return index, site.page_html()
 
 
-def test_the_search_index_and_the_page_are_the_same_as_without_the_plain_view(
-    site: Site, monkeypatch: pytest.MonkeyPatch
-):
-    seen: list[str] = []
+def read_by_search(monkeypatch: pytest.MonkeyPatch, page_path: str) -> list[str]:
+    """The HTML Material's search plugin is handed for the page at ``page_path``, build by
+    build."""
     from material.plugins.search.plugin import SearchIndex
 
+    seen: list[str] = []
     add_entry = SearchIndex.add_entry_from_context
 
     def reading(self: SearchIndex, page):  # type: ignore[no-untyped-def]
-        if page.file.src_uri == "reference/rrf-arms.md":
+        if page.file.src_uri == page_path:
             seen.append(page.content)
         return add_entry(self, page)
 
     monkeypatch.setattr(SearchIndex, "add_entry_from_context", reading)
+    return seen
+
+
+def test_the_search_index_and_the_page_are_the_same_as_without_the_plain_view(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+):
+    seen = read_by_search(monkeypatch, "reference/rrf-arms.md")
     plain_index, plain_page = built(site)
     monkeypatch.setattr(plugin, "indexes_the_same", lambda plugins: False)
     highlighted_index, highlighted_page = built(site)
@@ -109,17 +116,7 @@ def test_the_measured_pages_index_is_the_same_without_its_tables_tags(
     site.write_result("quality.json")
     site.write_result("latency.json")
     site.configure(MATERIAL_SITE + "  - Measured: reference/measured.md\n")
-    seen: list[str] = []
-    from material.plugins.search.plugin import SearchIndex
-
-    add_entry = SearchIndex.add_entry_from_context
-
-    def reading(self: SearchIndex, page):  # type: ignore[no-untyped-def]
-        if page.file.src_uri == "reference/measured.md":
-            seen.append(page.content)
-        return add_entry(self, page)
-
-    monkeypatch.setattr(SearchIndex, "add_entry_from_context", reading)
+    seen = read_by_search(monkeypatch, "reference/measured.md")
     plain_index, _ = built(site)
     monkeypatch.setattr(plugin, "indexes_the_same", lambda plugins: False)
     tagged_index, _ = built(site)
