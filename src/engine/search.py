@@ -30,7 +30,15 @@ from engine.ranking.arm_rules import reads_query
 from engine.ranking.assemble import RRF_K, assemble, resolve_weights
 from engine.ranking.authority import judge
 from engine.ranking.contract import Available, bind, bound_prefix
-from engine.ranking.coverage import NEAR, Coverage, coverage, lookups, query_words
+from engine.ranking.coverage import (
+    NEAR,
+    Coverage,
+    carries,
+    coverage,
+    lookups,
+    query_words,
+    without,
+)
 from engine.ranking.floor import Floor
 from engine.ranking.query import QueryTerms, sanitize
 from engine.ranking.scope import ScopeSpec, build_scope
@@ -194,8 +202,9 @@ def search(
 
     ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
     ``min_similarity`` replaces the abstention floor (``[limits] min_similarity``, else the
-    store's own; 0 never abstains). ``withhold_unseen`` turns the coverage test on or off
-    for this search (None: ``[limits] withhold_unseen``; :mod:`engine.ranking.coverage`).
+    store's own; 0 never abstains). ``withhold_unseen`` chooses the coverage test for this
+    search: True the names rule as well as the words rule, False none, None ``[limits]
+    withhold_unseen`` (unset there: the words rule; :mod:`engine.ranking.coverage`).
     One call opens and closes the index; for many searches keep a :class:`Searcher`.
     """
     with Searcher(store, embedder=embedder) as searcher:
@@ -398,11 +407,21 @@ def run_search(
         for r in records + nearest
     }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
+
+    def carried(words: Sequence[str]) -> bool:
+        """Whether the memory nearest in meaning says ``words`` in other words: taking them
+        out of the query makes it no closer (engine.ranking.coverage)."""
+        return vector is not None and embedder is not None and nearest_carries(
+            query, words, chunks, closest, vector, embedder
+        )
+
     if not abstain(
         result,
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         closest,
-        (lambda: store_coverage(db, query)) if unseen else None,
+        (lambda: store_coverage(db, query)) if unseen is not False else None,
+        names=unseen is True,
+        carried=carried,
         hits=len(records),
     ):
         records, above = twin_order(query, records, chunks, similarities)
@@ -424,6 +443,8 @@ def abstain(
     coverage: Callable[[], Coverage] | None = None,
     *,
     hits: int,
+    names: bool = False,
+    carried: Callable[[Sequence[str]], bool] | None = None,
 ) -> bool:
     """Withhold the hits when none of them is an answer: no memory holds every content word
     of the query (the all-terms form did not bind) and either none is as similar to it as the
@@ -464,11 +485,11 @@ def abstain(
         coverage is not None
         and chosen.source in ("store", "default")
         and result.best_similarity < NEAR
-        and not (seen := coverage()).covered
+        and (why := uncovered(coverage(), names, carried)) is not None
     ):
         result.withheld_by = "coverage"
         result.notes.append(
-            f"no answer: {seen.describe()}, and the closest memory is "
+            f"no answer: {why}, and the closest memory is "
             f"{result.best_similarity:.2f} similar, under the {NEAR:.2f} a memory needs to "
             f"answer such a question {withheld}"
         )
@@ -476,6 +497,46 @@ def abstain(
         return False
     result.abstained = True
     return True
+
+
+def uncovered(
+    seen: Coverage, names: bool, carried: Callable[[Sequence[str]], bool] | None
+) -> str | None:
+    """Why the coverage test withholds the answer (:mod:`engine.ranking.coverage`), or None:
+    with ``names`` an unseen name is enough; otherwise unseen words carrying half the query,
+    unless the nearest memory ``carried`` their meaning in other words."""
+    if names and seen.names_uncovered:
+        return seen.describe(names=True)
+    if not seen.words_uncovered:
+        return None
+    if seen.seen and carried is not None and carried(seen.unseen):
+        return None
+    return seen.describe(names=False)
+
+
+def nearest_carries(
+    query: str,
+    words: Sequence[str],
+    chunks: dict[int, list[tuple[str, bytes | None]]],
+    closest: dict[int, float | None],
+    vector: bytes,
+    embedder: Embedder,
+) -> bool:
+    """Whether the chunk nearest the query is no closer to it with ``words`` taken out: it
+    says them in other words. One more embedding, only for a query the words rule would
+    otherwise silence."""
+    known = {i: s for i, s in closest.items() if s is not None}
+    if not known:
+        return False
+    own = [c for c in chunks.get(max(known, key=known.__getitem__), []) if c[1] is not None]
+    near = chunk_similarities(own, vector)
+    rest = without(query, words)
+    if near is None or not rest:
+        return False
+    best = own[int(near.argmax())]
+    other = to_blob(embedder.embed([rest[:MAX_EMBED_QUERY_CHARS]])[0])
+    again = chunk_similarities([best], other)
+    return again is not None and carries(float(near.max()), float(again[0]))
 
 
 def twin_order(
