@@ -1036,9 +1036,9 @@ as files* what the plugin's own work costs beyond the weight of the two pages.
 COLD_BUILDS = """\
 The plugin remembers its pages, and SQLite's verdict on the statements, from one build to the
 next for as long as nothing they are made from changes (the registry, the results files, the
-commit, the code), and Jinja keeps the arms page's template compiled; the builds above come
-after one that left all of that behind, as every build after the first on a machine does. A
-build with nothing remembered (a fresh checkout's first build, or CI) costs more:
+commit, the code); the builds above come after one that left all of that behind, as every
+build after the first on a machine does. A build with nothing remembered (a fresh checkout's
+first build, or CI) costs more:
 """
 
 
@@ -1110,9 +1110,9 @@ pages is MkDocs' own work, which a build of the pages as files does as well; the
 plugin's.
 """
 TEMPLATES_COMPILE = """\
-The arms page's template is kept compiled in Jinja's bytecode cache; a machine's first build
-compiles it, which adds {ms} ms (the Measured page is written in plain Python: nothing to
-compile).
+The arms page's template was kept compiled in Jinja's bytecode cache; a machine's first build
+compiled it, which added {ms} ms (the Measured page was written in plain Python: nothing to
+compile). Both pages are written in plain Python now.
 """
 
 
@@ -1140,7 +1140,11 @@ def plugin_phases(docs_build: DocsBuildResults, site: str, phases: PluginPhases)
         *lines_of(PHASES, runs=docs_build.settings.phase_runs),
         *table(columns("Step | First build (ms) | Second build (ms)"), rows),
         "",
-        *lines_of(TEMPLATES_COMPILE, ms=ms(phases.templates_compile_ms)),
+        *(
+            lines_of(TEMPLATES_COMPILE, ms=ms(phases.templates_compile_ms))
+            if phases.templates_compile_ms is not None
+            else []
+        ),
     ]
 
 

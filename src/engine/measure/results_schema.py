@@ -931,10 +931,11 @@ class PluginPhases:
     on_files: PhaseTime
     #: The whole build, MkDocs' own work included (the imports above not included).
     build: PhaseTime
-    #: Compiling the plugin's templates without Jinja's cache: what a machine's first build adds
-    #: (the builds above load them from the cache). The arms page's template only since the
-    #: Measured page is written in plain Python; files made before counted its template too.
-    templates_compile_ms: float
+    #: Compiling the plugin's templates without Jinja's cache: what a machine's first build
+    #: added (the builds above loaded them from the cache). The arms page's template only once
+    #: the Measured page was written in plain Python; None since the arms page is too (no
+    #: template left to compile).
+    templates_compile_ms: float | None = None
 
 
 @dataclass(frozen=True)
