@@ -66,9 +66,21 @@ OUT = REPO / "benchmarks" / "results" / ABSTENTION.name
 FIXED_FLOOR = 0.25
 CHAT_SET = "realtalk/chat-01"
 #: The rules every question is asked under: (label, floor, coverage test). "fixed" is the old
-#: default floor; "store" today's default (the store's own floor); "store+unseen" adds the
-#: coverage test (``[limits] withhold_unseen``, off by default).
-RULES = (("fixed", FIXED_FLOOR, False), ("store", None, False), ("store+unseen", None, True))
+#: default floor; "store" the store's own floor alone (``[limits] withhold_unseen = false``);
+#: "default" today's default, the store floor and the coverage test's words rule
+#: (``withhold_unseen`` unset); "store+unseen" adds its names rule (``withhold_unseen = true``).
+RULES: tuple[tuple[str, float | None, bool | None], ...] = (
+    ("fixed", FIXED_FLOOR, False),
+    ("store", None, False),
+    ("default", None, None),
+    ("store+unseen", None, True),
+)
+#: How each rule's coverage test is said beside its floor.
+COVERAGE_TEXT = {
+    False: "",
+    None: " and the coverage test's words rule",
+    True: " and the coverage test's words and names rules",
+}
 #: One mtime for every written file, so a kept store re-indexes nothing on the next run.
 CORPUS_MTIME_NS = 1_700_000_000 * 10**9
 
@@ -142,7 +154,11 @@ def build_corpus(source: Source, data: Path) -> Corpus:
 
 
 def ask(
-    searcher: Searcher, question: str, floor: float | None, expect: str | None, unseen: bool
+    searcher: Searcher,
+    question: str,
+    floor: float | None,
+    expect: str | None,
+    unseen: bool | None,
 ) -> QuestionOutcome:
     result = searcher.search(question, limit=10, min_similarity=floor, withhold_unseen=unseen)
     paths = [hit.path for hit in result.hits]
@@ -197,7 +213,7 @@ def measure(
             answerable = [ask(searcher, q["q"], floor, q["expect"], unseen) for q in present]
             foreign = [ask(searcher, q["q"], floor, None, unseen) for q in questions["foreign"]]
             used = [q.floor for q in answerable + foreign if q.floor]
-            text = floor_used(used, floor) + (" and the coverage test" if unseen else "")
+            text = floor_used(used, floor) + COVERAGE_TEXT[unseen]
             floors.append(outcome(label, text, answerable, foreign))
         chunks = int(store_meta(store).get("chunks") or 0)
     say(

@@ -20,8 +20,7 @@ build non-strictly (without the plugin, pages that link to the generated ones wa
 ``--phases`` prints, as JSON on stdout, where the plugin's time goes in one process: it builds
 the site without the plugin first (so what MkDocs and the site's other plugins import is
 there), times the import of the plugin's modules one by one, then builds twice with the plugin
-timing each step, and last times compiling the arms page's template without Jinja's cache (the
-Measured page is written in plain Python: nothing to compile).
+timing each step (both pages are written in plain Python: no template to compile).
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ PAGE_MODULES = (
     "engine.ranking.assemble",
     "arms_doc.prepare",
     "engine.sqlite.prepare",
-    "arms_doc.render",
+    "arms_doc.arms_markdown",
     "arms_doc.measured_markdown",
 )
 
@@ -67,7 +66,7 @@ STEPS = (
     ("Assemble the statements", "arms_doc.statements", "assemble_statements"),
     ("Prepare every statement in SQLite", "arms_doc.prepare", "check_statements"),
     ("Ask git for the commit", "arms_doc.provenance", "git_info"),
-    ("Render the arms page (Jinja)", "arms_doc.render", "render_page"),
+    ("Render the arms page", "arms_doc.arms_markdown", "render_arms"),
     ("Lay out the Measured page", "arms_doc.measured", "measured_context"),
     ("Render the Measured page", "arms_doc.measured_markdown", "render_measured"),
 )
@@ -171,19 +170,6 @@ def instrument(clock: Clock, generated: set[str]) -> None:
     Page.render = page_render  # type: ignore[method-assign]
 
 
-def compile_template() -> float:
-    """Seconds to compile the plugin's template (the arms page's) from its source, as a build
-    does when Jinja's bytecode cache has no entry for it yet."""
-    from arms_doc.render import TEMPLATE, environment
-
-    env = environment()
-    assert env.loader is not None
-    source, filename, _ = env.loader.get_source(env, TEMPLATE)
-    start = time.perf_counter()
-    env.compile(source, TEMPLATE, filename)
-    return time.perf_counter() - start
-
-
 def phases(config_file: Path, site_dir: Path, pages: set[str]) -> dict[str, Any]:
     """Build without the plugin, import its modules, build twice with it; seconds per phase."""
     build_once(config_file, site_dir, False, pages)
@@ -207,8 +193,6 @@ def phases(config_file: Path, site_dir: Path, pages: set[str]) -> dict[str, Any]
         "imports": imports,
         "first": builds[0],
         "warm": builds[1],
-        # The key (and DocsBuildResults' templates_compile_ms) is from when there were two.
-        "templates_compile": compile_template(),
     }
 
 

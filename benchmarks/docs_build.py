@@ -12,7 +12,7 @@ four ways: with the plugin; without it (the same config, the plugin and its two 
 out); with the two pages it generated written as files into a copy of the docs folder and
 the plugin left out (what a site that commits ``memsift docs write``'s pages builds); and with
 the plugin remembering nothing from earlier builds (a temporary directory of its own, empty:
-no remembered pages or verdicts, no compiled template). Every round builds all four, in an
+no remembered pages or verdicts). Every round builds all four, in an
 order rotated each round, after one untimed build of each (which leaves the bytecode, and
 the plugin's cache in the run's own temporary directory); a build is a new Python process
 (``build_site.py``), so the imports are in it, as they are in ``mkdocs build``. The figures
@@ -303,7 +303,6 @@ def measure_phases(site: Site, scratch: Path, repeats: int) -> PluginPhases:
         steps=tuple(phase(name) for name in names),
         on_files=phase("on_files"),
         build=phase("build"),
-        templates_compile_ms=median_ms([run["templates_compile"] for run in found]),
     )
 
 

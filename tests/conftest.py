@@ -100,18 +100,16 @@ def index_locked(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """For the docs plugin's tests: the test's own temporary directory (so the plugin's private
-    cache folder is in it), Jinja's environment made afresh there, nothing remembered in this
-    process, and no git repository above it."""
+    cache folder is in it), nothing remembered in this process, and no git repository above
+    it."""
     import tempfile
 
     from arms_doc import remembered, verdicts
-    from arms_doc.render import environment
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
 
     def forget() -> None:
-        environment.cache_clear()
         remembered.forget_all()
         verdicts.forget_all()
 

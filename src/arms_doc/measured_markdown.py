@@ -538,32 +538,35 @@ def quality_on_postgresql(page: MeasuredPage) -> list[str]:
 
 NO_ANSWER = """\
 A search answers nothing when no memory holds every query word and the memory nearest in
-meaning (a hit or not) is less similar to the query than the abstention floor; with
-`[limits] withhold_unseen` it also answers nothing when the store has never seen what the
-query is about (a name it gives, or most of its information, in no chunk) and that memory is
-not near in meaning (the coverage test, `engine.ranking.coverage`).
-`{command}` checks both on stores of real documents nobody on this project wrote,
-built from what the measuring machine holds, written as Markdown memories and indexed by the
-normal indexer with the default embedder; each store is asked this project's own questions
-(`benchmarks/abstention/*.json`): answerable ones, each naming the file that answers it, and
-foreign ones that nothing in the store answers (made-up words, everyday questions off the
-store's topic, people and things it never mentions, near misses in its own field). Every
-question runs through the normal search three times: with the fixed floor of
-{fixed_floor} that `[limits] min_similarity` defaulted to before, with the
-store's own floor (the default), and with the store's floor and the coverage test. The goals:
-at most 10 % of foreign questions answered, no answerable one silenced.
+meaning (a hit or not) is less similar to the query than the abstention floor, or when the
+store has never seen what the query is about and that memory is not near in meaning (the
+coverage test, `engine.ranking.coverage`): by default, words no chunk holds carry half the
+question and the nearest memory does not say them in other words (the words rule); with
+`[limits] withhold_unseen = true`, also when a name the question gives is in no chunk (the
+names rule). `{command}` checks them on stores of real documents nobody on this project
+wrote, built from what the measuring machine holds, written as Markdown memories and indexed
+by the normal indexer with the default embedder; each store is asked this project's own
+questions (`benchmarks/abstention/*.json`): answerable ones, each naming the file that
+answers it, and foreign ones that nothing in the store answers (made-up words, everyday
+questions off the store's topic, people and things it never mentions, near misses in its own
+field). Every question runs through the normal search under four rules: the fixed floor of
+{fixed_floor} that `[limits] min_similarity` defaulted to before; the store's own floor
+alone (`withhold_unseen = false`); the default, the store's floor and the words rule; and the
+store's floor with both rules. The goals: at most 10 % of foreign questions answered, no
+answerable one silenced.
 """
 STORE_FLOOR = """\
 A store floor is measured at the end of an index run: strings of made-up words are compared
 with every chunk, and the floor is the similarity that nine in ten of them stay under
 (kept between 0.25 and 0.45). It holds back nonsense; a question in real words about
 something the store lacks can come as close to some memory as a question it answers. The
-coverage test catches most of those from their words: the store has never written the name
-they ask about, or the words that carry most of the question. It is off by default because
-of what it does to real chat memory: on the ten REALTALK conversations of the quality sets
-it silenced 84 of 705 answerable questions (names spelt otherwise than in the chat,
-"Muhammad" for "Muhhamed"; words a chat never says, "Is Elise vegan?"), and kept to names
-alone still 41. It suits stores of documents, whose names are spelt one way.
+coverage test catches most of those from their words. Its words rule is on by default: a
+memory that says the unseen words otherwise ("housework" asked of a chat about cleaning and
+laundry) is no closer to the question without them, and answers; a question of more than
+twelve content words (a dialogue used as a query) is not judged. Its names rule is opt-in:
+real chat questions often spell people otherwise than the chat does ("Muhammad" for
+"Muhhamed"), and it silenced such questions on the REALTALK quality sets; it suits stores
+of documents, whose names are spelt one way.
 """
 
 
@@ -585,7 +588,11 @@ def no_answer(page: MeasuredPage) -> list[str]:
     ]
     bullets = []
     for corpus in abstention.corpora:
-        store = corpus.floor_named("store+unseen") or corpus.floor_named("store")
+        store = (
+            corpus.floor_named("default")
+            or corpus.floor_named("store+unseen")
+            or corpus.floor_named("store")
+        )
         if not store:
             continue
         line = f"- **{escape_html(corpus.name)}** ({escape_html(corpus.source)})"
@@ -601,12 +608,12 @@ def no_answer(page: MeasuredPage) -> list[str]:
         ]
         if answered:
             line += (
-                ". Foreign questions the store floor with the coverage test still answers: "
+                ". Foreign questions the default rule still answers: "
                 + "; ".join(answered)
                 + "."
             )
         else:
-            line += ". The store floor with the coverage test answers no foreign question."
+            line += ". The default rule answers no foreign question."
         bullets.append(line)
     if bullets:
         lines += [*bullets, ""]
@@ -1067,9 +1074,9 @@ as files* what the plugin's own work costs beyond the weight of the two pages.
 COLD_BUILDS = """\
 The plugin remembers its pages, and SQLite's verdict on the statements, from one build to the
 next for as long as nothing they are made from changes (the registry, the results files, the
-commit, the code), and Jinja keeps the arms page's template compiled; the builds above come
-after one that left all of that behind, as every build after the first on a machine does. A
-build with nothing remembered (a fresh checkout's first build, or CI) costs more:
+commit, the code); the builds above come after one that left all of that behind, as every
+build after the first on a machine does. A build with nothing remembered (a fresh checkout's
+first build, or CI) costs more:
 """
 
 
@@ -1141,9 +1148,9 @@ pages is MkDocs' own work, which a build of the pages as files does as well; the
 plugin's.
 """
 TEMPLATES_COMPILE = """\
-The arms page's template is kept compiled in Jinja's bytecode cache; a machine's first build
-compiles it, which adds {ms} ms (the Measured page is written in plain Python: nothing to
-compile).
+The arms page's template was kept compiled in Jinja's bytecode cache; a machine's first build
+compiled it, which added {ms} ms (the Measured page was written in plain Python: nothing to
+compile). Both pages are written in plain Python now.
 """
 
 
@@ -1171,7 +1178,11 @@ def plugin_phases(docs_build: DocsBuildResults, site: str, phases: PluginPhases)
         *lines_of(PHASES, runs=docs_build.settings.phase_runs),
         *table(columns("Step | First build (ms) | Second build (ms)"), rows),
         "",
-        *lines_of(TEMPLATES_COMPILE, ms=ms(phases.templates_compile_ms)),
+        *(
+            lines_of(TEMPLATES_COMPILE, ms=ms(phases.templates_compile_ms))
+            if phases.templates_compile_ms is not None
+            else []
+        ),
     ]
 
 

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
+from arms_doc.arms_markdown import render_arms
 from arms_doc.checks import Finding, quality_findings
 from arms_doc.prepare import check_statements
 from arms_doc.provenance import GitInfo, file_link, git_info, line_link
 from arms_doc.reader import ArmEntry, Registry, read_registry
-from arms_doc.render import render_page, slug
+from arms_doc.render import slug
 from arms_doc.roles import Reporter, Resolver, roles_to_markdown
 from arms_doc.statements import InDialect, Statement, Statements, assemble_statements
 from engine.ranking.arm_rules import dialect_sql
@@ -107,7 +108,7 @@ def page_from_registry(
         context["buys"] = {"enabled": False}
     resolve = role_resolver(registry, path, git, link_template, written=written)
     findings += render_roles(context, registry, path, resolve)
-    return GeneratedPage(render_page(context), registry, findings)
+    return GeneratedPage(render_arms(context), registry, findings)
 
 
 def render_roles(

@@ -40,6 +40,7 @@ from arms_doc.pages import (
     render_pages,
 )
 from arms_doc.provenance import link_template
+from arms_doc.ready import Block, CodeStyle, code_style, known_extensions, put_back, set_aside
 from arms_doc.search_view import can_swap, indexes_the_same, plain_code
 from arms_doc.written import is_written
 
@@ -110,6 +111,14 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         #: A generated page's highlighted HTML while the search plugin reads the plain one:
         #: (highlighted, plain) by the page's path.
         self.swapped: dict[str, tuple[str, str]] = {}
+        #: The site's Markdown renders the generated pages' tables as :mod:`arms_doc.ready`
+        #: writes them, so the plugin writes their HTML itself.
+        self.blocks_ready = False
+        #: How the site writes a fenced SQL block, when the plugin can write it the same.
+        self.code: CodeStyle | None = None
+        #: A generated page's Markdown as the plugins left it and its blocks by placeholder,
+        #: from its Markdown to its HTML.
+        self.set_aside: dict[str, tuple[str, dict[str, Block]]] = {}
 
     def load_config(
         self, options: dict[str, Any], config_file_path: str | None = None
@@ -140,6 +149,8 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
         if self.sources.measured_page is not None:
             self.config.measured_page = self.sources.measured_page
         self.plain_search = indexes_the_same(config.plugins.values())
+        self.blocks_ready = known_extensions(config.markdown_extensions)
+        self.code = code_style(config.markdown_extensions, config.mdx_configs)
         return config
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
@@ -175,6 +186,42 @@ class ArmsDocPlugin(BasePlugin[ArmsDocConfig]):
             files.append(File.generated(config, sources.measured_path, content=pages.measured))
             self.generated.add(sources.measured_path)
         return files
+
+    @event_priority(-100)  # last: every other plugin's change is in what is set aside
+    def on_page_markdown(
+        self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        """A generated page's tables and SQL set aside: Markdown renders the rest
+        (:mod:`arms_doc.ready`)."""
+        if not self.blocks_ready or page.file.src_uri not in self.generated:
+            return markdown
+        aside = set_aside(markdown, self.code)
+        if aside.blocks:
+            self.set_aside[page.file.src_uri] = (markdown, aside.blocks)
+        return aside.markdown
+
+    @event_priority(100)  # first: no other plugin sees a placeholder
+    def on_page_content(
+        self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        """The blocks set aside, put back as HTML where their placeholders are; a page whose
+        placeholders something changed (a Markdown extension) is rendered again, its blocks
+        by Markdown."""
+        aside = self.set_aside.pop(page.file.src_uri, None)
+        if aside is None:
+            return html
+        markdown, blocks = aside
+        restored = put_back(html, blocks)
+        if restored is not None:
+            return restored
+        log.info(
+            f"{page.file.src_uri}: a Markdown extension or a plugin changed the placeholders "
+            "of the blocks the plugin wrote as HTML; the page is rendered again, its tables "
+            "and code by Markdown"
+        )
+        page.markdown = markdown
+        page.render(config, files)
+        return page.content
 
     @event_priority(100)  # before the search plugin indexes the page
     def _search_reads_plain_code(

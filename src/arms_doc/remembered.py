@@ -6,7 +6,7 @@ results schema's classes (60 of them, made when the module is imported), reading
 the results files, assembling the statements, rendering. The pages are a function of what
 they are read from, so a build remembers them (with the warnings and notes they came with),
 in this process (a rebuild of ``mkdocs serve`` after a docs page was saved) and as a file in
-the plugin's private cache folder (Jinja's, see :func:`arms_doc.render.template_cache`) for
+the plugin's private cache folder (Jinja's, see :func:`arms_doc.verdicts.cache_folder`) for
 the next build, under a key made of:
 
 - the options (:class:`~arms_doc.pages.Sources`), the Python version, Jinja's and

@@ -1,31 +1,16 @@
-"""Render the generated pages: the arms page from a plain context with the Jinja2 template in
-the package (the Measured page is written by :mod:`arms_doc.measured_markdown`); and the
-filters both use to print figures and text.
+"""What both generated pages use to print figures and text (the arms page is written by
+:mod:`arms_doc.arms_markdown`, the Measured page by :mod:`arms_doc.measured_markdown`).
 
-``StrictUndefined`` turns a name the template uses but the context lacks into an error at build
-time, instead of an empty spot on the page.
-
-Compiling the arms page's template costs a build more than rendering it, so the compiled code
-is kept in Jinja's own bytecode cache (a folder of the user's own in the temporary directory,
-which Jinja makes private and checks; each entry is checked against its template's source and
-Jinja's version). A cache that cannot be made, read or written is no cache: the template is
-compiled, the build goes on. The Measured page was a template too, until compiling it proved
-to be most of what a first build (nothing cached: a fresh checkout's, or CI's) paid for it.
+Both pages were Jinja templates, until compiling them proved to be most of what a first build
+(nothing cached: a fresh checkout's, or CI's) paid for them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import html
-from collections.abc import Mapping
-from contextlib import suppress
-from functools import cache
 
-from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, StrictUndefined
-from jinja2.bccache import Bucket
 from markdown.extensions.toc import slugify
-
-TEMPLATE = "rrf-arms.md.j2"
 
 
 def blockquote(text: str) -> str:
@@ -133,59 +118,3 @@ def when(text: str) -> str:
 
 
 FIGURES = (score, delta, ms, ratio, mib, percent, share, thousands, number, when)
-
-
-class TemplateCache(FileSystemBytecodeCache):
-    """Jinja's file cache of compiled templates, where a failure to read or write an entry
-    only means compiling the template again."""
-
-    def load_bytecode(self, bucket: Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except Exception:  # an unreadable or foreign entry: compile instead
-            bucket.reset()
-
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        # A full disk, a folder removed meanwhile: the next build compiles again.
-        with suppress(OSError):
-            super().dump_bytecode(bucket)
-
-
-def template_cache() -> TemplateCache | None:
-    """The cache in Jinja's default folder, or None when Jinja finds no safe one (the folder
-    is not a private directory of this user's, or cannot be made)."""
-    try:
-        return TemplateCache()
-    except (OSError, RuntimeError):
-        return None
-
-
-@cache
-def environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("arms_doc", "templates"),
-        bytecode_cache=template_cache(),
-        undefined=StrictUndefined,
-        autoescape=False,  # the output is Markdown, not HTML
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["blockquote"] = blockquote
-    env.filters["yes_no"] = yes_no
-    env.filters["fence"] = fence
-    env.filters["cell"] = cell
-    env.filters["html"] = escape_html
-    env.filters["slug"] = slug
-    env.filters.update({figure.__name__: figure for figure in FIGURES})
-    return env
-
-
-def render(template: str, context: Mapping[str, object]) -> str:
-    text = environment().get_template(template).render(**context)
-    return text.rstrip("\n") + "\n"
-
-
-def render_page(context: Mapping[str, object]) -> str:
-    """The arms page's Markdown for ``context`` (see :func:`arms_doc.page.page_context`)."""
-    return render(TEMPLATE, context)

@@ -7,7 +7,7 @@ that prepares them (its version, sqlite-vec's, its compile options), the schema 
 prepared against and the rules that judge what SQLite answered. So a build that found no
 problem remembers that, under a key made of all of these: in this process (a rebuild of
 ``mkdocs serve``) and as an empty file in the plugin's private cache folder (Jinja's, see
-:func:`arms_doc.render.template_cache`), for the next build. A build whose key matches
+:func:`cache_folder`), for the next build. A build whose key matches
 skips the preparing; any change to a statement, to the schema or to SQLite makes another key
 and prepares again. Only a pass is remembered: a registry SQLite refuses is prepared, and
 refused, on every build. A folder that cannot be read or written is no cache.
@@ -39,11 +39,17 @@ def verdict_key(parts: Iterable[str]) -> str:
 
 
 def cache_folder() -> Path | None:
-    """The plugin's private cache folder, or None when there is no safe one."""
-    from arms_doc.render import template_cache
+    """The plugin's private cache folder, or None when there is no safe one.
 
-    cache = template_cache()
-    return Path(cache.directory) if cache is not None else None
+    It is the folder of Jinja's bytecode cache (Jinja is there wherever MkDocs is): a folder of
+    the user's own in the temporary directory, which Jinja makes private and checks (a place
+    that is not a private folder of this user's is no cache)."""
+    from jinja2 import FileSystemBytecodeCache
+
+    try:
+        return Path(FileSystemBytecodeCache().directory)
+    except (OSError, RuntimeError):
+        return None
 
 
 def passed_before(key: str) -> bool:

@@ -278,8 +278,11 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--withhold-unseen/--answer-unseen",
     default=None,
-    help="Also answer nothing when the store never wrote a name the query gives, or most of "
-    "its words, unless a memory is near in meaning (default: [limits] withhold_unseen, off).",
+    help="--withhold-unseen: also answer nothing when the store never wrote a name the query "
+    "gives (the names rule); --answer-unseen: not even when it never wrote most of its words. "
+    "Default: [limits] withhold_unseen, else the words rule alone (an answer is withheld when "
+    "unseen words carry half the query, no memory says them otherwise and none is 0.6 "
+    "similar).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")

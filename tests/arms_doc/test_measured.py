@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from arms_doc_testing import FIXTURES, SNAPSHOT_REGISTRY, fixture_document, ranking_of
 
+from arms_doc.arms_markdown import render_arms
 from arms_doc.measured import Results, buys_context, load_results, measured_context
 from arms_doc.measured_markdown import render_measured
-from arms_doc.render import delta, ms, render_page
+from arms_doc.render import delta, ms
 
 ARMS = ["fts", "vector", "recency", "salience"]
 CURRENT = ranking_of(SNAPSHOT_REGISTRY)
@@ -267,7 +268,7 @@ def render_page_with_buys(buys: dict) -> str:
 
     registry = read_registry(SNAPSHOT_REGISTRY)
     context = page_context(registry, assemble_statements(registry), None, None)
-    return render_page({**context, "buys": buys})
+    return render_arms({**context, "buys": buys})
 
 
 def test_the_mcp_section_has_a_table_per_store_size_smallest_first(page: str):
@@ -463,7 +464,18 @@ def test_the_docs_build_section_shows_where_the_plugins_time_goes(page: str):
     assert "| Import `engine.measure.results_schema`" not in text  # it brought nothing new
     assert "| Prepare every statement in SQLite |" in text
     assert "in all (reading, checking, rendering both pages) | 120 | 90.0 |" in text
-    assert "a machine's first build\ncompiles it, which adds 88.0 ms" in text
+    assert "a machine's first build\ncompiled it, which added 88.0 ms" in text
+
+
+def test_a_docs_build_measured_with_no_template_to_compile_says_nothing_of_one(tmp_path: Path):
+    document = fixture_document("docs_build.json")
+    del document["sites"][0]["phases"]["templates_compile_ms"]
+    results = folder_with(tmp_path, "docs_build.json", document)
+
+    text = render_measured(measured_context(results, "src/engine/arms.py", ARMS))
+
+    assert "### Where the plugin's time goes: the project site" in text
+    assert "template" not in section(text, "### Where the plugin's time goes: the project site")
 
 
 def test_the_docs_build_targets_are_met_or_missed(page: str):
@@ -493,7 +505,7 @@ def test_the_docs_build_section_gives_a_cold_builds_cost_per_site(tmp_path: Path
         measured_context(folder_with(tmp_path, "docs_build.json", document), "r", ARMS)
     )
 
-    assert "A\nbuild with nothing remembered (a fresh checkout's first build, or CI)" in text
+    assert "A build with nothing remembered (a fresh checkout's\nfirst build, or CI)" in text
     assert (
         "- **project**: 1.80 s (1.70 s CPU), **1.27×** (1.29× CPU) a build without the plugin, "
         "+0.38 s.\n"

@@ -126,9 +126,21 @@ def test_the_store_floor_paragraph_follows_the_list_of_stores_not_its_last_item(
     page = page_of({ABSTENTION: AbstentionResults(STAMP, 0.25, (corpus,))})
 
     assert (
-        "- **docs** (a folder of docs). The store floor with the coverage test answers no "
+        "- **docs** (a folder of docs). The default rule answers no "
         "foreign question.\n\nA store floor is measured at the end of an index run"
     ) in page
+
+
+def test_the_foreign_questions_listed_are_those_the_default_rule_answers():
+    answered = QuestionOutcome("How do I write a Flask route?", True, "any", 0.51)
+    withheld = QuestionOutcome("How do I write a Flask route?", False, "any", 0.51, None, None)
+    alone = FloorOutcome("store", "store floor 0.28", 1, 0, 0, (), (answered,))
+    default = FloorOutcome("default", "store floor 0.28 and ...", 0, 0, 0, (), (withheld,))
+    corpus = AbstentionCorpus("docs", "a folder of docs", 10, 20, 0, (), (alone, default), 1.0)
+
+    page = page_of({ABSTENTION: AbstentionResults(STAMP, 0.25, (corpus,))})
+
+    assert "- **docs** (a folder of docs). The default rule answers no foreign question." in page
 
 
 def test_a_figure_the_page_needs_and_the_results_lack_fails_naming_it(tmp_path: Path):

@@ -9,7 +9,14 @@ import apsw
 import pytest
 from arms_doc_testing import ENGINE_REGISTRY, src
 
-from arms_doc.prepare import Problem, blame, combinations, empty_index, statement_problem
+from arms_doc.prepare import (
+    Problem,
+    blame,
+    combinations,
+    covering,
+    empty_index,
+    statement_problem,
+)
 from arms_doc.prepare import check_statements as check
 from arms_doc.reader import RegistryError, parse_registry, read_registry
 from engine.arms import ARMS
@@ -227,3 +234,9 @@ def test_every_combination_is_checked_smallest_first():
 
     assert names[:5] == [["fts"], ["vector"], ["recency"], ["salience"], ["time"]]
     assert (len(names), names[-1]) == (31, ["fts", "vector", "recency", "salience", "time"])
+
+
+def test_a_build_prepares_each_arm_alone_then_all_together():
+    names = ["".join(arm.name[0] for arm in combo) for combo in covering(ARMS)]
+
+    assert names == ["f", "v", "r", "s", "t", "fvrst"]

@@ -14,7 +14,6 @@ from arms_doc_testing import LATENCY_FIXTURE, QUALITY_FIXTURE, SNAPSHOT_REGISTRY
 from arms_doc import loaded, pages, provenance, remembered
 from arms_doc.pages import Sources, render_pages
 from arms_doc.reader import RegistryError
-from arms_doc.render import environment
 
 
 @pytest.fixture
@@ -193,7 +192,6 @@ def test_pages_render_when_there_is_no_usable_temporary_directory(
     blocker = temp_folder / "not-a-folder"
     blocker.write_text("", encoding="utf-8")
     monkeypatch.setattr(tempfile, "tempdir", str(blocker / "tmp"))
-    environment.cache_clear()
 
     first = render_pages(sources)
     remembered.forget_all()

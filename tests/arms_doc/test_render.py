@@ -1,4 +1,5 @@
-"""Rendering: the template, its filters and the page made from a registry file."""
+"""Rendering: the arms page written from its context, its filters, and the page made from a
+registry file."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from arms_doc_testing import SNAPSHOT_REGISTRY
-from jinja2 import Environment, UndefinedError
-from jinja2.bccache import Bucket
 
+from arms_doc.arms_markdown import render_arms
 from arms_doc.page import generate_page
-from arms_doc.render import TEMPLATE, blockquote, environment, fence, render_page, template_cache
+from arms_doc.render import blockquote, fence
+from arms_doc.verdicts import cache_folder
 
 
 def test_blockquote_quotes_every_line_and_keeps_paragraphs_inside():
@@ -29,8 +30,8 @@ def test_fence_outgrows_a_backtick_run_inside_the_text():
 
 
 def test_a_name_missing_from_the_context_is_an_error_not_a_blank():
-    with pytest.raises(UndefinedError):
-        render_page({"registry": {"file": "arms.py", "variable": "ARMS", "line": 1}})
+    with pytest.raises(KeyError):
+        render_arms({"registry": {"file": "arms.py", "variable": "ARMS", "line": 1}})
 
 
 @pytest.fixture
@@ -96,7 +97,7 @@ def test_arm_names_and_weights_are_escaped_wherever_the_page_prints_them():
     context["full"]["fired"] = [HOSTILE_NAME]
     context["full"]["dropped"] = {HOSTILE_NAME: "<i>why</i>"}
 
-    page = render_page(context)
+    page = render_arms(context)
 
     assert ("<img" in page, "<b>" in page, "<i>" in page) == (False, False, False)
     assert page.count("&lt;img src=x onerror=alert(1)&gt;") == 5
@@ -185,17 +186,19 @@ def test_the_assembled_statements_are_shown_in_both_dialects(page):
 def test_a_postgresql_statement_the_assembler_refuses_is_explained_not_shown(page):
     full = page[page.index("### Every input present") : page.index("### The lexical floor")]
 
-    assert in_tab(
-        "PostgreSQL",
-        "The engine cannot assemble this statement for PostgreSQL: arm 'vector' has no "
-        "PostgreSQL SQL (its `pg_sql`).",
-    ) in full
+    assert (
+        in_tab(
+            "PostgreSQL",
+            "The engine cannot assemble this statement for PostgreSQL: arm 'vector' has no "
+            "PostgreSQL SQL (its `pg_sql`).",
+        )
+        in full
+    )
 
 
 def test_the_page_says_the_postgresql_statements_are_not_prepared_at_build_time(page):
     assert (
-        "the PostgreSQL statements are not prepared there, as that needs a running server"
-        in page
+        "the PostgreSQL statements are not prepared there, as that needs a running server" in page
     )
 
 
@@ -211,49 +214,14 @@ def test_without_tabs_each_dialect_has_a_bold_heading_instead(tmp_path: Path, mo
     assert "**PostgreSQL**\n\nThis arm has no PostgreSQL SQL yet" in arm_section(page, "vector")
 
 
-def test_compiled_templates_are_kept_in_a_private_cache_folder(temp_folder: Path):
-    environment().get_template(TEMPLATE)
+def test_the_cache_folder_is_a_private_folder_in_the_temporary_directory(temp_folder: Path):
+    folder = cache_folder()
 
-    (folder,) = temp_folder.glob("_jinja2-cache-*")
+    assert folder is not None and folder.parent == temp_folder
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert len(list(folder.glob("__jinja2_*.cache"))) == 1
 
 
-def test_a_second_process_loads_the_compiled_template_instead_of_compiling_it(
-    temp_folder: Path, monkeypatch: pytest.MonkeyPatch
-):
-    environment().get_template(TEMPLATE)
-    environment.cache_clear()  # as a new process would start
-    compiled: list[str] = []
-    compile_source = Environment.compile
-
-    def counting(self: Environment, *args: object, **kwargs: object) -> object:
-        compiled.append(str(args[1] if len(args) > 1 else kwargs.get("name")))
-        return compile_source(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Environment, "compile", counting)
-
-    environment().get_template(TEMPLATE)
-
-    assert compiled == []
-
-
-def test_a_place_that_is_no_private_folder_means_no_cache_not_a_failed_render(
-    temp_folder: Path,
-):
+def test_a_place_that_is_no_private_folder_means_no_cache(temp_folder: Path):
     (temp_folder / f"_jinja2-cache-{os.getuid()}").write_text("not a folder", encoding="utf-8")
 
-    assert environment().bytecode_cache is None
-    assert environment().get_template(TEMPLATE) is not None
-
-
-def test_an_entry_that_cannot_be_written_is_skipped(temp_folder: Path):
-    cache = template_cache()
-    assert cache is not None
-    shutil.rmtree(cache.directory)  # removed between the build's start and the write
-    bucket = Bucket(Environment(), "key", "checksum")
-    bucket.code = compile("1", "<test>", "eval")
-
-    cache.dump_bytecode(bucket)  # does not raise
-
-    assert list(temp_folder.rglob("*.cache")) == []
+    assert cache_folder() is None

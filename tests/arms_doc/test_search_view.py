@@ -46,6 +46,15 @@ def test_plain_code_keeps_a_code_blocks_text_and_drops_its_spans_and_line_anchor
     )
 
 
+def test_plain_code_keeps_a_tables_cells_apart_by_a_line_break_and_drops_its_tags():
+    table = (
+        "<p>Before</p>\n<table>\n<thead>\n<tr>\n<th>Arm</th>\n<th>Weight</th>\n</tr>\n</thead>\n"
+        "<tbody>\n<tr>\n<td><code>fts</code></td>\n<td></td>\n</tr>\n</tbody>\n</table>\n<p>After</p>"
+    )
+
+    assert plain_code(table) == "<p>Before</p>\nArm\nWeight\n<code>fts</code>\n<p>After</p>"
+
+
 def test_plain_code_leaves_a_page_without_code_blocks_as_it_is():
     html = '<p><span class="x">text</span> <a href="#a"></a></p>'
 
@@ -67,20 +76,27 @@ def built(site: Site) -> tuple[str, str]:
     return index, site.page_html()
 
 
-def test_the_search_index_and_the_page_are_the_same_as_without_the_plain_view(
-    site: Site, monkeypatch: pytest.MonkeyPatch
-):
-    seen: list[str] = []
+def read_by_search(monkeypatch: pytest.MonkeyPatch, page_path: str) -> list[str]:
+    """The HTML Material's search plugin is handed for the page at ``page_path``, build by
+    build."""
     from material.plugins.search.plugin import SearchIndex
 
+    seen: list[str] = []
     add_entry = SearchIndex.add_entry_from_context
 
     def reading(self: SearchIndex, page):  # type: ignore[no-untyped-def]
-        if page.file.src_uri == "reference/rrf-arms.md":
+        if page.file.src_uri == page_path:
             seen.append(page.content)
         return add_entry(self, page)
 
     monkeypatch.setattr(SearchIndex, "add_entry_from_context", reading)
+    return seen
+
+
+def test_the_search_index_and_the_page_are_the_same_as_without_the_plain_view(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+):
+    seen = read_by_search(monkeypatch, "reference/rrf-arms.md")
     plain_index, plain_page = built(site)
     monkeypatch.setattr(plugin, "indexes_the_same", lambda plugins: False)
     highlighted_index, highlighted_page = built(site)
@@ -92,6 +108,22 @@ def test_the_search_index_and_the_page_are_the_same_as_without_the_plain_view(
     assert len(seen) == 2
     assert not re.search(r"<pre[^>]*>(?:(?!</pre>).)*<span", seen[0], re.DOTALL)
     assert '<span class="k">SELECT</span>' in seen[1]
+
+
+def test_the_measured_pages_index_is_the_same_without_its_tables_tags(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+):
+    site.write_result("quality.json")
+    site.write_result("latency.json")
+    site.configure(MATERIAL_SITE + "  - Measured: reference/measured.md\n")
+    seen = read_by_search(monkeypatch, "reference/measured.md")
+    plain_index, _ = built(site)
+    monkeypatch.setattr(plugin, "indexes_the_same", lambda plugins: False)
+    tagged_index, _ = built(site)
+
+    assert plain_index == tagged_index
+    assert "<td>" not in seen[0] and "<td>" in seen[1]
+    assert "<td>" in site.page_html("reference/measured")
 
 
 def test_mkdocs_own_search_reads_the_page_as_it_is(site: Site, monkeypatch: pytest.MonkeyPatch):

@@ -8,11 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from arms_doc_testing import src
+from arms_doc_testing import ENGINE_REGISTRY, src
 from test_prepare import REGISTRY
 
 from arms_doc import prepare, verdicts
-from arms_doc.reader import RegistryError, parse_registry
+from arms_doc.reader import RegistryError, parse_registry, read_registry
+from engine.arms import ARMS
 
 
 @pytest.fixture
@@ -135,3 +136,12 @@ def test_a_verdict_reached_after_the_loaded_code_changed_on_disk_is_not_kept_for
 
     assert len(prepared) == 12
     remembered.forget_all()
+
+
+def test_a_sound_registry_has_only_the_covering_statements_prepared(
+    temp_folder: Path, prepared: list[str]
+):
+    prepare.check_statements(read_registry(ENGINE_REGISTRY, display="src/engine/arms.py"))
+
+    # Each arm alone and all together, two scopes each: 12 for five arms, not 62.
+    assert len(prepared) == 2 * len(list(prepare.covering(ARMS)))

@@ -6,12 +6,15 @@ from __future__ import annotations
 import pytest
 
 from engine.ranking.coverage import (
+    MAX_QUESTION_WORDS,
     MIN_CHUNKS,
     UNSEEN_SHARE,
     QueryWord,
+    carries,
     coverage,
     lookups,
     query_words,
+    without,
 )
 
 
@@ -66,6 +69,53 @@ def test_an_unseen_name_makes_the_query_uncovered_however_little_it_weighs():
     seen = {"write": 30, "route": 6, "returns": 40, "template": 25}
     result = coverage(words, counts_for(seen), 645)
     assert (result.covered, result.unseen_names) == (False, ("flask",))
+
+
+def test_an_unseen_name_of_little_weight_is_for_the_names_rule_alone():
+    words = query_words("How do I write a Flask route that returns a template?")
+    seen = {"write": 30, "route": 6, "returns": 40, "template": 25}
+    result = coverage(words, counts_for(seen), 645)
+    assert (result.names_uncovered, result.words_uncovered) == (True, False)
+
+
+def test_the_seen_content_words_are_counted():
+    words = query_words("what breed is kate's dog")
+    assert coverage(words, counts_for({"kate": 57}), 2000).seen == 1
+
+
+def test_years_and_the_names_of_months_and_days_are_dates_not_words():
+    text = "Which country did Elise visit in winter 2021 - 2022 and on Monday in January?"
+    words = query_words(text)
+    assert [w.text for w in words] == ["country", "elise", "visit", "winter"]
+
+
+def test_a_query_of_more_words_than_a_question_is_a_passage_and_not_judged():
+    text = " ".join(f"word{i}" for i in range(MAX_QUESTION_WORDS + 1))
+    result = coverage(query_words(text), counts_for({}), 2000)
+    assert (result.judged, result.covered) == (False, True)
+
+
+def test_a_question_of_the_most_words_allowed_is_judged():
+    text = " ".join(f"word{i}" for i in range(MAX_QUESTION_WORDS))
+    result = coverage(query_words(text), counts_for({}), 2000)
+    assert (result.judged, result.words_uncovered) == (True, True)
+
+
+def test_without_takes_the_words_out_and_keeps_the_rest_as_written():
+    text = "Which sushi restaurant in Tokyo did Elise's friend recommend?"
+    assert without(text, ["sushi", "tokyo"]) == "Which restaurant in did Elise's friend recommend?"
+
+
+def test_without_every_word_leaves_nothing():
+    assert without("zib, zab zob", ["zib", "zab", "zob"]) == ","
+
+
+def test_a_memory_no_nearer_without_the_words_carries_them():
+    assert carries(0.47, 0.31) and carries(0.47, 0.47)
+
+
+def test_a_memory_nearer_without_the_words_does_not_carry_them():
+    assert not carries(0.45, 0.56)
 
 
 def test_unseen_words_carrying_half_the_information_make_it_uncovered():

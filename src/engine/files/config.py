@@ -255,12 +255,14 @@ SETTINGS: tuple[Setting, ...] = (
         "limits",
         "withhold_unseen",
         "boolean",
-        "false",
-        "Also answer nothing when the store has never written a name the query gives, or the "
-        "words carrying half of it, unless a memory is 0.6 similar (the coverage test). It "
-        "holds back most questions about things a store of documents never mentions; on chat "
-        "memory, whose questions often name people as the chat does not spell them and use "
-        "words it never says, it silences real questions, so it is off by default.",
+        "unset (the words rule)",
+        "Unset, a search also answers nothing when words the store has never written carry "
+        "half of the query and the memory nearest in meaning does not say them otherwise, "
+        "unless a memory is 0.6 similar (the coverage test's words rule). true adds the names "
+        "rule: a name the query gives that the store never wrote is enough. It holds back most "
+        "questions about neighbouring tools a store of documents never mentions; on chat "
+        "memory, whose questions often spell people otherwise than the chat does, it silences "
+        "real questions, so it is opt-in. false turns the coverage test off.",
         boolean,
     ),
     Setting(
@@ -329,9 +331,10 @@ class Config:
     embed_chunks_per_file: int = DEFAULT_EMBED_CHUNKS_PER_FILE
     #: The abstention floor set in ``[limits]``; None (unset): the store measures its own.
     min_similarity: float | None = None
-    #: ``[limits] withhold_unseen``: the coverage test joins the store floor
-    #: (engine.ranking.coverage).
-    withhold_unseen: bool = False
+    #: ``[limits] withhold_unseen``: which coverage test joins the store floor
+    #: (engine.ranking.coverage): None (unset) the words rule, True the names rule as well,
+    #: False none.
+    withhold_unseen: bool | None = None
     #: A PostgreSQL URL from ``[database] url`` (MEMSIFT_DATABASE_URL is applied by the store).
     database_url: str | None = None
     database_schema: str = DEFAULT_SCHEMA
@@ -373,7 +376,7 @@ def load_config(path: Path) -> Config:
             "embed_chunks_per_file", DEFAULT_EMBED_CHUNKS_PER_FILE
         ),
         min_similarity=configured_floor(data.get("limits", {}).get("min_similarity")),
-        withhold_unseen=data.get("limits", {}).get("withhold_unseen", False),
+        withhold_unseen=data.get("limits", {}).get("withhold_unseen"),
         database_url=data.get("database", {}).get("url"),
         database_schema=data.get("database", {}).get("schema", DEFAULT_SCHEMA),
         vector_index=data.get("database", {}).get("vector_index", DEFAULT_VECTOR_INDEX),

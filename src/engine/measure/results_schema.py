@@ -848,8 +848,10 @@ class QuestionOutcome:
 @dataclass(frozen=True)
 class FloorOutcome:
     """Every question of one corpus under one rule: "fixed" (the old 0.25, given as
-    ``--min-similarity``), "store" (the store's own floor: the default) or "store+unseen"
-    (the store floor and the coverage test, ``[limits] withhold_unseen``)."""
+    ``--min-similarity``), "store" (the store's own floor alone), "default" (the store floor
+    and the coverage test's words rule: the default) or "store+unseen" (the store floor and
+    both rules of the coverage test, ``[limits] withhold_unseen = true``); files written
+    before the words rule was the default have no "default" rule."""
 
     floor: str
     #: The floor as the search described it, e.g. "store floor 0.37 from 48 probes".
@@ -954,10 +956,11 @@ class PluginPhases:
     on_files: PhaseTime
     #: The whole build, MkDocs' own work included (the imports above not included).
     build: PhaseTime
-    #: Compiling the plugin's templates without Jinja's cache: what a machine's first build adds
-    #: (the builds above load them from the cache). The arms page's template only since the
-    #: Measured page is written in plain Python; files made before counted its template too.
-    templates_compile_ms: float
+    #: Compiling the plugin's templates without Jinja's cache: what a machine's first build
+    #: added (the builds above loaded them from the cache). The arms page's template only once
+    #: the Measured page was written in plain Python; None since the arms page is too (no
+    #: template left to compile).
+    templates_compile_ms: float | None = None
 
 
 @dataclass(frozen=True)

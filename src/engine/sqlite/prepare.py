@@ -4,9 +4,10 @@ that must not import the driver.
 The docs plugin (:mod:`arms_doc.prepare`) asks whether every statement a search can assemble
 from the registry compiles against the engine's own schema. Only SQLite can say, so the empty
 index is made here, in memory, with the engine's DDL, the state plane attached the way a search
-attaches it, and each statement is prepared through apsw's ``query_info``, which stops at the exec
-tracer apsw calls after preparing and before running: nothing is ever stepped, and only the
-first statement of a string is prepared. The plugin gets plain values back and judges them.
+attaches it, and each statement is prepared with an exec tracer that stops it after SQLite
+prepared it and before it runs (as ``apsw.ext.query_info`` does, without importing that
+module's 2,000 lines into every docs build): nothing is ever stepped, and only the first
+statement of a string is prepared. The plugin gets plain values back and judges them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import apsw
-import apsw.ext
 
 from engine.sqlite.db import (
     STATE_SCHEMA,
@@ -82,11 +82,27 @@ class EmptyIndex:
     def prepare(self, sql: str) -> Prepared:
         """Prepare the first statement of ``sql``, never step it; :class:`Refused` if SQLite
         will not."""
+        found: list[Prepared] = []
+
+        def stop(cursor: apsw.Cursor, first: str, bindings: object) -> bool:
+            remaining = sql[len(first) :] if len(sql) > len(first) else ""
+            found.append(Prepared(remaining, cursor.is_readonly, tuple(cursor.bindings_names)))
+            return False  # apsw raises ExecTraceAbort: the statement never runs
+
+        cursor = self.connection.cursor()
+        cursor.exec_trace = stop
         try:
-            info = apsw.ext.query_info(self.connection, sql)
+            # No values bound (apsw's own marker for that, as query_info passes it).
+            cursor.execute(sql, apsw._null_bindings, can_cache=False)
+        except apsw.ExecTraceAbort:
+            pass
         except apsw.Error as exc:
             raise Refused(str(exc)) from exc
-        return Prepared(info.query_remaining or "", info.is_readonly, tuple(info.bindings_names))
+        finally:
+            cursor.exec_trace = None
+        if not found:  # nothing to prepare (an empty string, a comment): nothing to run
+            return Prepared("", True, ())
+        return found[0]
 
 
 @contextmanager

@@ -28,6 +28,14 @@ NONSENSE = "lamps 0 1"
 UNSEEN = "zib zab zob"
 #: Unseen words too, but as near in meaning to the "far" memories as a paraphrase (0.7).
 UNSEEN_PARAPHRASE = "zib zab wumble"
+#: A seen word beside an unseen one that carries most of the query, 0.4 similar to the "far"
+#: memories: without "wumbat" the query is "lamps", which points elsewhere (the memory said
+#: the unseen word in other words); without "quorble" it is "far", which the memories are
+#: nearer to (they never said it).
+CARRIED = "lamps wumbat"
+NOT_CARRIED = "far quorble"
+#: A name no memory holds beside two rare words they do hold: little of the query's weight.
+UNSEEN_NAME = "7 8 Zibbo"
 NEAR, FAR = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
 
 
@@ -46,9 +54,11 @@ class AngleEmbedder:
             if text in PROBES:
                 self.probe_calls += 1
                 rows.append([math.sqrt(0.5), math.sqrt(0.5), 0.0])
+            elif "wumbat" in text or "quorble" in text:
+                rows.append([0.0, math.sqrt(0.84), 0.4])
             elif UNSEEN_PARAPHRASE in text:
                 rows.append([0.0, math.sqrt(0.51), 0.7])
-            elif NONSENSE in text or UNSEEN in text:
+            elif NONSENSE in text or UNSEEN in text or "Zibbo" in text:
                 rows.append([0.3, math.sqrt(1 - 0.18), 0.3])
             elif "far" in text.lower():
                 rows.append(FAR)
@@ -132,21 +142,68 @@ def test_a_store_too_small_to_have_a_vocabulary_is_not_judged_by_it(backend_stor
     assert (result.abstained, len(result.hits)) == (False, 3)
 
 
-def test_unseen_words_are_answered_by_default(backend_store, embedder):
+def test_words_the_store_never_saw_are_withheld_by_default(backend_store, embedder):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
     result = search(store, UNSEEN, embedder=embedder)
+    assert (result.abstained, result.withheld_by) == (True, "coverage")
+
+
+def test_answer_unseen_turns_the_coverage_test_off(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN, embedder=embedder, withhold_unseen=False)
     assert (result.abstained, len(result.hits) > 0) == (False, True)
 
 
-def test_withhold_unseen_in_config_toml_turns_the_coverage_test_on(
+def test_unseen_words_the_nearest_memory_says_otherwise_are_answered(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, CARRIED, embedder=embedder)
+    assert (result.abstained, result.best_similarity) == (False, 0.4)
+
+
+def test_unseen_words_the_nearest_memory_does_not_say_are_withheld(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, NOT_CARRIED, embedder=embedder)
+    assert (result.abstained, result.withheld_by) == (True, "coverage")
+    assert "'quorble'" in result.notes[-1]
+
+
+def test_an_unseen_name_of_little_weight_is_answered_by_default(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder)
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
+
+
+def test_withhold_unseen_withholds_an_unseen_name_of_little_weight(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder, withhold_unseen=True)
+    assert (result.abstained, result.withheld_by) == (True, "coverage")
+    assert "the store never mentions 'zibbo'" in result.notes[-1]
+
+
+def test_withhold_unseen_in_config_toml_turns_the_names_rule_on(
     backend, backend_store, embedder
 ):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
     backend.configure(store, "[limits]\nwithhold_unseen = true\n")
-    result = search(store, UNSEEN, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder)
     assert (result.abstained, result.withheld_by) == (True, "coverage")
+
+
+def test_withhold_unseen_false_in_config_toml_turns_the_coverage_test_off(
+    backend, backend_store, embedder
+):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    backend.configure(store, "[limits]\nwithhold_unseen = false\n")
+    result = search(store, UNSEEN, embedder=embedder)
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
 
 
 def test_a_floor_set_for_the_search_is_the_whole_rule(backend_store, embedder):
