@@ -110,6 +110,12 @@ FUNCTION_WORDS = frozenset(
 )
 
 
+#: Apostrophes a contraction is written with: typed and typographic.
+APOSTROPHES = frozenset("'\u2019")
+#: What follows the apostrophe of a contraction ("didn't", "we'd", "they've", "I'm"): no topic.
+CLITICS = frozenset(("t", "s", "d", "ll", "ve", "re", "m"))
+
+
 @dataclass(frozen=True)
 class QueryWord:
     """A content word of the query, lower-cased, and whether the query wrote it as a name."""
@@ -146,7 +152,12 @@ def query_words(
             word = raw.lower()
             named = not sentence_start and len(raw) > 1 and any(c.isupper() for c in raw)
             inside = any(a <= start < b for a, b in skip)
-            stop = word in STOP_WORDS or word in FUNCTION_WORDS or is_date_word(word)
+            stop = (
+                word in STOP_WORDS
+                or word in FUNCTION_WORDS
+                or is_date_word(word)
+                or in_contraction(text, start, position)
+            )
             if not inside and not stop and any(c.isalnum() for c in word):
                 found[word] = found.get(word, False) or named
                 if len(found) >= limit:
@@ -159,6 +170,23 @@ def query_words(
         elif char in SENTENCE_OPENERS:
             sentence_start = True
     return [QueryWord(word, named) for word, named in found.items()]
+
+
+def in_contraction(text: str, start: int, end: int) -> bool:
+    """Whether the word ``text[start:end]`` is a part of a contraction that names no topic:
+    what follows its apostrophe ("we'd", "I'm"), or a verb negated by "n't" ("didn't",
+    "won't"), which is "did not". The words split at the apostrophe, and a store written
+    without contractions (documentation, papers) never holds "didn" or "won": counted as
+    words, they carried half of "what didn't the mice develop" and withheld its answer."""
+    after_word = start >= 2 and text[start - 1] in APOSTROPHES and is_word_char(text[start - 2])
+    if after_word and text[start:end].lower() in CLITICS:
+        return True
+    negated = (
+        text[end : end + 1] in APOSTROPHES
+        and text[end + 1 : end + 2] in ("t", "T")
+        and not is_word_char(text[end + 2 : end + 3] or " ")
+    )
+    return negated and text[end - 1] in "nN"
 
 
 def is_date_word(word: str) -> bool:
