@@ -31,8 +31,9 @@ Two rules judge this, and a store applies the first unless told otherwise:
 
 An uncovered query is answered only from a memory that is near in meaning as well
 (:data:`NEAR`), not from one above the store's floor alone. A near spelling counts as seen (a
-word the store holds that starts with the query word cut by one or two letters, kept to five:
-"Japanese" is covered by "Japan", "practising" by "practice"). Years and the names of months
+word the store holds that starts with the query word cut by one or two letters, kept to five,
+as the full-text index stems that cut: "Japanese" is covered by "Japan", whose stem "japane"
+gives; not "practising" by "practice", whose stems differ). Years and the names of months
 and days are not judged: they are dates, which a memory's date holds and its text need not. A
 query of more than :data:`MAX_QUESTION_WORDS` content words is a passage (a dialogue, a
 document used as a query), not a question about one thing, and is not judged.
