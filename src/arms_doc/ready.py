@@ -75,8 +75,8 @@ KNOWN_EXTENSIONS = frozenset(
 _PREFIX = "markdown.extensions."
 #: A table's rule line: every column ``---`` (no alignment, which would add a style).
 _RULE = re.compile(r"\|(?: *-{3,} *\|)+")
-#: A pipe that separates cells: not escaped.
-_SEPARATOR = re.compile(r"(?<!\\)\|")
+#: A pipe that separates cells: escaped by no backslash (one escaped itself does not count).
+_SEPARATOR = re.compile(r"(?:\\.|[^\\|])*\|")
 #: Python-Markdown's inline pieces this module writes, in the order they are tried.
 _INLINE = re.compile(
     r"(?P<code>(?P<ticks>`+)(?P<source>.+?)(?<!`)(?P=ticks)(?!`))"
@@ -408,10 +408,22 @@ def table_html(rows: Sequence[str]) -> str | None:
 
 
 def cells(row: str) -> list[str] | None:
-    """A row's cells, stripped; None for a row that does not start and end with a pipe."""
-    if not (row.startswith("|") and row.endswith("|") and not row.endswith("\\|")):
+    """A row's cells, stripped; None for a row that does not start and end with a pipe. A
+    pipe separates cells unless a backslash escapes it, and a backslash escapes the next
+    character only when no backslash escapes it (``\\\\|`` is a backslash, then a separator),
+    as Python-Markdown's tables read a row."""
+    if not row.startswith("|"):
         return None
-    return [text.strip() for text in _SEPARATOR.split(row[1:-1])]
+    found: list[str] = []
+    at = 1
+    for separator in _SEPARATOR.finditer(row, 1):
+        if separator.start() != at:  # an escaped pipe at the row's end, read from its middle
+            return None
+        found.append(row[at : separator.end() - 1].strip())
+        at = separator.end()
+    if at != len(row) or not found:  # the row does not end with a separator
+        return None
+    return found
 
 
 def inline_html(text: str) -> str | None:

@@ -183,6 +183,13 @@ def test_a_cell_the_pages_write_is_rendered_as_markdown_renders_it(cell: str):
     assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
 
 
+def test_a_pipe_after_an_escaped_backslash_parts_the_cells_as_markdown_parts_them():
+    # "\\\\|" is a backslash, then a pipe that separates: it was read as an escaped pipe
+    table = "| A | B |\n| --- | --- |\n| a \\\\| b |"
+
+    assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
+
+
 SQL = "SELECT path, {scope} AS s -- a note\nFROM files WHERE a <> 'it''s' AND \"x\" = ?1;\n"
 
 
