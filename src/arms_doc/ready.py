@@ -86,8 +86,10 @@ _INLINE = re.compile(
     r"|(?P<escape>\\(?P<escaped>[\\`*_{}\[\]()>#+\-.!|]))"
     r"|(?P<entity>&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);)"
 )
-#: Plain text that holds none of these is shown as written.
-_MARKUP = re.compile(r"[*`\[\]<\\{}]|(?<!\w)_|_(?!\w)")
+#: Plain text that holds none of these is shown as written (a numeric character reference
+#: without its semicolon is one: Python-Markdown completes it, ``&#65`` as ``&#65;``).
+_REFERENCE = re.compile(r"&#(?:[0-9]|[xX][0-9a-fA-F])")
+_MARKUP = re.compile(r"[*`\[\]<\\{}]|(?<!\w)_|_(?!\w)|" + _REFERENCE.pattern)
 #: A link this module writes as it is: to an anchor of the page, or an absolute web address
 #: (MkDocs rewrites a link to another page, which HTML made here would skip).
 _OWN_LINK = re.compile(r"#[\w.-]*|https?://\S+")
@@ -441,8 +443,8 @@ def inline_html(text: str) -> str | None:
         at = found.end()
         if found.group("code") is not None:
             source = found.group("source").strip()
-            if source.startswith(("#!", ":::")):  # pymdownx.inlinehilite's
-                return None
+            if source.startswith(("#!", ":::")) or _REFERENCE.search(source):
+                return None  # pymdownx.inlinehilite's; a reference Markdown completes
             out.append(f"<code>{html.escape(source, quote=False)}</code>")
         elif found.group("link") is not None:
             href = found.group("href")
