@@ -381,9 +381,9 @@ def table_end(lines: Sequence[str], start: int) -> int | None:
 def table_html(rows: Sequence[str]) -> str | None:
     """The HTML Python-Markdown's tables extension makes of a table's lines (its head, its
     rule, its rows), or None when a cell holds more than :func:`inline_html` writes."""
-    head = cells(rows[0])
-    if head is None:
-        return None
+    head, rule = cells(rows[0]), cells(rows[1])
+    if head is None or rule is None or len(head) != len(rule):
+        return None  # no table to Markdown either: a paragraph
     body: list[list[str]] = []
     for row in rows[2:]:
         found = cells(row)

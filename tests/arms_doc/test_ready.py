@@ -185,6 +185,12 @@ def test_a_cell_the_pages_write_is_rendered_as_markdown_renders_it(cell: str):
     assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
 
 
+def test_a_head_of_more_cells_than_its_rule_is_no_table_as_to_markdown():
+    table = "| A | B |\n| --- |\n| a | b |"
+
+    assert (table_html(table.split("\n")), "<table>" in rendered(table, DEFAULTS)) == (None, False)
+
+
 def test_a_pipe_after_an_escaped_backslash_parts_the_cells_as_markdown_parts_them():
     # "\\\\|" is a backslash, then a pipe that separates: it was read as an escaped pipe
     table = "| A | B |\n| --- | --- |\n| a \\\\| b |"
