@@ -452,6 +452,8 @@ def inline_html(text: str) -> str | None:
             if label is None or not _OWN_LINK.fullmatch(href):
                 return None
             out.append(f'<a href="{html.escape(href)}">{label}</a>')
+        elif "*" in (text[found.start() - 1 : found.start()], text[found.end() : found.end() + 1]):
+            return None  # emphasis beside another star: Markdown pairs the stars otherwise
         elif found.group("strong") is not None:
             inner = inline_html(found.group("strong_text"))
             if inner is None:

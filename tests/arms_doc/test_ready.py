@@ -161,6 +161,7 @@ def test_a_table_in_a_content_tab_keeps_the_tabs_indent():
         "{: .note }",
         "&#65 and &#x42 without their semicolons",  # Markdown completes them: "&#65;"
         "`&#65`",
+        "*a**b*",  # one emphasis to Markdown, not two
     ],
 )
 def test_a_cell_with_more_than_the_pages_write_leaves_its_table_to_markdown(cell: str):
