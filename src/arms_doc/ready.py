@@ -25,9 +25,9 @@ classes, from a tokenizer that tries the same rules as Pygments' ``SqlLexer`` (i
 patterns, in its order) in one regular expression, and lays the tokens out as Pygments'
 formatter does, with ``pymdownx.highlight``'s wrapper and line anchors; or, on a site without a
 highlighter, as Python-Markdown's ``fenced_code`` writes a block. A page with a fence of
-another language, or SQL the tokenizer does not take (a ``/* */`` comment, a character no
-rule matches), keeps all its fences for Markdown, which numbers their line anchors; and so
-does a site whose highlighter is set up otherwise.
+another language (an example in an arm's quoted prose too), or SQL the tokenizer does not
+take (a ``/* */`` comment, a character no rule matches), keeps all its fences for Markdown,
+which numbers their line anchors; and so does a site whose highlighter is set up otherwise.
 
 The pages' Markdown is unchanged: ``memsift docs write`` writes it, and the plugin keeps it
 for the next build and for tests; only what Markdown is handed in a build differs.
@@ -174,7 +174,9 @@ def set_aside(markdown: str, code: CodeStyle | None = None) -> SetAside:
     stem = "armsdocready" + hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:12]
     lines = markdown.split("\n")
     fenced = fences(lines)
-    code_html = fences_html(lines, fenced, code) if code is not None else None
+    code_html = None
+    if code is not None and not unfound_fences(lines, fenced):
+        code_html = fences_html(lines, fenced, code)
     out: list[str] = []
     blocks: dict[str, Block] = {}
 
@@ -234,6 +236,18 @@ def fences(lines: Sequence[str]) -> dict[int, tuple[int, str, str]]:
             found[i] = (end + 1, language, code)
         i = end + 1
     return found
+
+
+def unfound_fences(lines: Sequence[str], fenced: Mapping[int, tuple[int, str, str]]) -> bool:
+    """Whether the page holds a fence :func:`fences` did not find: in a quote (an arm's prose
+    is quoted, and may show an example), or of tildes. The highlighter numbers every fenced
+    block of a page, and names its line anchors by that number: SQL blocks numbered without
+    it would repeat another block's anchors."""
+    found = {i for start, (end, _, _) in fenced.items() for i in range(start, end)}
+    return any(
+        i not in found and line.lstrip(" >").startswith(("```", "~~~"))
+        for i, line in enumerate(lines)
+    )
 
 
 def fences_html(

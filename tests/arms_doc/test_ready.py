@@ -230,6 +230,24 @@ def test_a_page_with_a_fence_the_module_cannot_write_keeps_all_its_fences(page: 
 
 
 @pytest.mark.parametrize(
+    "prose",
+    [
+        "> An example:\n>\n> ```python\n> search(store, 'port')\n> ```\n",
+        "> An example:\n>\n>     search(store, 'port')\n",
+        "~~~python\nx = 1\n~~~\n",
+    ],
+    ids=["a fence in an arm's prose", "indented code in an arm's prose", "a tilde fence"],
+)
+def test_a_page_with_code_the_module_does_not_find_gets_the_same_html(prose: str):
+    # a highlighter numbers every block of a page: SQL blocks numbered without the prose's
+    # repeated its line anchors' ids (two "__codelineno-0-1" on the arms page)
+    page = f"# Arm\n\n{prose}\n```sql\nSELECT 1\n```\n"
+    aside = set_aside(page, code_style(PROJECT, configs(PROJECT)))
+
+    assert put_back(rendered(aside.markdown, PROJECT), aside.blocks) == rendered(page, PROJECT)
+
+
+@pytest.mark.parametrize(
     ("extensions", "options", "style"),
     [
         (DEFAULTS, {}, CodeStyle(highlight=False)),
