@@ -172,6 +172,7 @@ def set_aside(markdown: str, code: CodeStyle | None = None) -> SetAside:
     fenced SQL block, swapped for a placeholder paragraph; the others left as they are."""
     # A word the page does not hold: from the page's own digest, numbered.
     stem = "armsdocready" + hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:12]
+    markdown = as_markdown_reads(markdown)
     lines = markdown.split("\n")
     fenced = fences(lines)
     code_html = None
@@ -207,6 +208,22 @@ def set_aside(markdown: str, code: CodeStyle | None = None) -> SetAside:
         out.append(lines[i])
         i += 1
     return SetAside("\n".join(out), blocks)
+
+
+#: What Python-Markdown takes out of a page before reading it (its placeholders' markers).
+_DROPPED = str.maketrans("", "", "\x02\x03")
+#: Markdown's tab width (MkDocs leaves Python-Markdown's default).
+TAB_LENGTH = 4
+
+
+def as_markdown_reads(markdown: str) -> str:
+    """``markdown`` as Python-Markdown reads it before anything else (its NormalizeWhitespace
+    step): STX and ETX dropped, line ends made ``\n``, tabs expanded, lines of spaces
+    emptied. A block is written from that text, so a registry's SQL indented with tabs, or
+    with a line of spaces, shows as Markdown shows it; Markdown does the same again to the
+    rest, which changes nothing."""
+    text = markdown.translate(_DROPPED).replace("\r\n", "\n").replace("\r", "\n")
+    return re.sub(r"(?<=\n) +\n", "\n", text.expandtabs(TAB_LENGTH))
 
 
 #: A fence's opening line: its indent, its backticks, its language.

@@ -247,6 +247,24 @@ def test_a_page_with_code_the_module_does_not_find_gets_the_same_html(prose: str
     assert put_back(rendered(aside.markdown, PROJECT), aside.blocks) == rendered(page, PROJECT)
 
 
+@pytest.mark.parametrize("extensions", [DEFAULTS, PROJECT], ids=["fenced_code", "project"])
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT a,\tb\nFROM t", "SELECT a\n    \nFROM t", "SELECT a\x02\nFROM t"],
+    ids=["a tab", "a line of spaces", "a control character Markdown drops"],
+)
+def test_sql_is_written_from_the_page_as_markdown_reads_it(extensions: list[str], sql: str):
+    # Markdown expands tabs, empties lines of spaces and drops STX/ETX before anything else:
+    # a registry's SQL indented with tabs showed them in the plugin's HTML
+    page = f"# Arm\n\n```sql\n{sql}\n```\n\n| A |\n| --- |\n| a\tb |\n"
+    aside = set_aside(page, code_style(extensions, configs(extensions)))
+
+    assert len(aside.blocks) == 2
+    assert put_back(rendered(aside.markdown, extensions), aside.blocks) == rendered(
+        page, extensions
+    )
+
+
 @pytest.mark.parametrize(
     ("extensions", "options", "style"),
     [
