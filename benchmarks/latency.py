@@ -46,7 +46,7 @@ from engine.measure.typed_json import ShapeError, dump, load
 from engine.ranking.scope import ScopeSpec, build_scope
 from engine.search import Searcher, search
 from engine.sqlite.db import open_index
-from engine.sqlite.search import attach_state
+from engine.sqlite.search import attach_state, stable_plans
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results" / "latency.json"
@@ -202,6 +202,7 @@ def phase_search(root: str, dim: int, count: int, warmup: int, budget_s: float) 
     scope = build_scope(ScopeSpec())
     conn = open_index(store.index_path)
     attach_state(conn, store.state_path)
+    stable_plans(conn)  # as a Searcher's connection plans: the statement replayed is not re-planned
     facts = store_facts(conn, scope.sql)
     table = queries(conn, count + warmup, dim, SEED, scope.sql)
     stub = StubEmbedder(dim, table)

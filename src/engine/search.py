@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
 from engine.ranking.arm_rules import reads_query
-from engine.ranking.assemble import RRF_K, assemble, resolve_weights
+from engine.ranking.assemble import RRF_K, Assembly, assemble, resolve_weights
 from engine.ranking.authority import judge
 from engine.ranking.contract import Available, bind, bound_prefix
 from engine.ranking.coverage import (
@@ -343,8 +344,8 @@ def run_search(
     if window is None:
         missing["query_time"] = "the query names no date or period"
     resolved = resolve_weights(ARMS, config.weights, weights)
-    assembly = assemble(
-        Available(missing), built.sql, arms=ARMS, weights=resolved, dialect_name=db.dialect
+    assembly = assembled(
+        tuple(missing.items()), built.sql, ARMS, tuple(resolved.items()), db.dialect
     )
     result = SearchResult(
         query=query,
@@ -384,7 +385,7 @@ def run_search(
     )
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
-    columns, rows = db.fetch(assembly.sql, params)
+    columns, rows = db.fetch(assembly.sql, params, read_until(limit))
     records = [dict(zip(columns, row, strict=True)) for row in rows[:limit]]
     # The memory nearest in meaning, whether or not it made the hits: whether anything answers
     # is judged by it, as the store's floor was measured (each probe's best over every chunk),
@@ -401,9 +402,14 @@ def run_search(
         for r in records + nearest
     }
     # A memory is as near as its closest chunk with a vector, as the vector arm ranks it: a
-    # file over the embedding budget has chunks without one, and still a similarity.
+    # file over the embedding budget has chunks without one, and still a similarity. When
+    # every chunk has one, that is the best of the similarities just computed.
     closest = {
-        r["file_id"]: closest_similarity(chunks.get(r["file_id"], []), vector)
+        r["file_id"]: (
+            float(near.max())
+            if (near := similarities[r["file_id"]]) is not None and near.size
+            else closest_similarity(chunks.get(r["file_id"], []), vector)
+        )
         for r in records + nearest
     }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
@@ -434,6 +440,36 @@ def run_search(
         result.empty_scope = True
         result.notes.append(f"no memory is in scope ({spec.describe()})")
     return result
+
+
+@lru_cache(maxsize=64)
+def assembled(
+    missing: tuple[tuple[str, str], ...],
+    scope_sql: str,
+    arms: tuple[Arm, ...],
+    weights: tuple[tuple[str, float], ...],
+    dialect: str,
+) -> Assembly:
+    """The fused statement for these inputs, built once: a searcher asks for the same one
+    search after search, and folding the registry each time cost a fiftieth of a search."""
+    return assemble(
+        Available(dict(missing)), scope_sql, arms=arms, weights=dict(weights), dialect_name=dialect
+    )
+
+
+def read_until(limit: int) -> Callable[[list[str], list[tuple[object, ...]]], bool]:
+    """When a search has read enough of the fused statement's rows: the first ``limit``, and
+    the semantic arm's first (only one row has ``vector_rank`` 1) wherever it ranked."""
+    seen = False
+
+    def done(columns: list[str], rows: list[tuple[object, ...]]) -> bool:
+        nonlocal seen
+        if "vector_rank" not in columns:
+            return len(rows) >= limit
+        seen = seen or rows[-1][columns.index("vector_rank")] == 1
+        return seen and len(rows) >= limit
+
+    return done
 
 
 def abstain(
@@ -754,9 +790,12 @@ def plain(text: str) -> str:
     words, numbers and identifiers (``snake_case``, ``2*3``) stay as written."""
     for pattern, replacement, needs in MARKUP:
         # Asked of the text as the earlier patterns left it: removing markup can bring two
-        # characters together, never a character that was not there.
-        if any(need in text for need in needs):
-            text = pattern.sub(replacement, text)
+        # characters together, never a character that was not there. (A loop, not any() over
+        # a generator: this runs for every hit's title and snippet.)
+        for need in needs:
+            if need in text:
+                text = pattern.sub(replacement, text)
+                break
     return text
 
 
@@ -776,8 +815,8 @@ def trim(text: str, pattern: re.Pattern[str] | None) -> str:
     text = " ".join(text.split())
     if len(text) <= SNIPPET_CHARS:
         return text
-    first = pattern.search(text) if pattern else None
-    start = max(0, (first.start() if first else 0) - SNIPPET_CHARS // 4)
+    first = first_word(text, pattern) if pattern else None
+    start = max(0, (first or 0) - SNIPPET_CHARS // 4)
     if start:
         space = text.find(" ", start)
         start = space + 1 if 0 <= space < start + 30 else start
@@ -786,6 +825,43 @@ def trim(text: str, pattern: re.Pattern[str] | None) -> str:
         space = text.rfind(" ", start, end)
         end = space if space > start + SNIPPET_CHARS // 2 else end
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+#: The pattern :func:`word_pattern` makes when every stem is ASCII letters, digits or ``_``.
+PLAIN_STEMS = re.compile(r"\\b\(\?:([A-Za-z0-9_]+(?:\|[A-Za-z0-9_]+)*)\)\\w\*")
+
+
+def first_word(text: str, pattern: re.Pattern[str]) -> int | None:
+    """Where ``pattern.search(text)`` starts (None: nowhere), found faster when it can be.
+
+    The pattern tries every stem, ignoring case, at every position of the text (about 15
+    microseconds a chunk, a tenth of a search over ten hits). When the text and the stems are
+    ASCII, ignoring case is lower-casing and a word boundary before a stem is a character that
+    is not a letter, digit or ``_``, so ``str.find`` on the lower-cased text finds the same
+    first start."""
+    stems = plain_stems(pattern.pattern, pattern.flags)
+    if stems is None or not text.isascii():
+        found = pattern.search(text)
+        return found.start() if found else None
+    lowered = text.lower()
+    starts = []
+    for stem in stems:
+        at = lowered.find(stem)
+        while at > 0 and (lowered[at - 1].isalnum() or lowered[at - 1] == "_"):
+            at = lowered.find(stem, at + 1)
+        if at >= 0:
+            starts.append(at)
+    return min(starts, default=None)
+
+
+@lru_cache(maxsize=256)
+def plain_stems(source: str, flags: int) -> tuple[str, ...] | None:
+    """The stems of a :func:`word_pattern` pattern when all are ASCII letters, digits or
+    ``_`` (lower-cased), else None."""
+    shape = PLAIN_STEMS.fullmatch(source)
+    if shape is None or not flags & re.IGNORECASE:
+        return None
+    return tuple(stem.lower() for stem in shape.group(1).split("|"))
 
 
 def highlight(text: str, pattern: re.Pattern[str] | None) -> str:

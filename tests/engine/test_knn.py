@@ -123,6 +123,26 @@ def test_an_index_without_a_version_is_read_afresh_each_time(indexed, hash_embed
         conn.close()
 
 
+def test_the_distances_sqlite_reads_back_keep_every_float32_order_and_tie():
+    # The vector arm only orders and compares the distances; written with fewer digits than
+    # a float32 needs, two distances a bit apart would read back equal (or swapped).
+    rng = np.random.default_rng(3)
+    near_one = np.float32(1) - rng.random(2000, dtype=np.float32) * np.float32(1e-4)
+    spread = rng.random(2000, dtype=np.float32) * np.float32(2)
+    tiny = np.float32(2) ** -np.arange(1, 60, dtype=np.float32)
+    values = np.concatenate([near_one, spread, tiny, -tiny, [np.float32(0)]]).astype("<f4")
+    values = np.concatenate([values, np.nextafter(values, np.float32(3)), values[:50]])
+    text = knn.as_json([(i, float(v)) for i, v in enumerate(values)])
+    conn = apsw.Connection(":memory:")
+    read = dict(conn.execute("SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) AS j", (text,)))
+    back = np.array([read[i] for i in range(len(values))])
+    order = np.argsort(values, kind="stable")
+    # Sorted by the float32 values, each step up stays a step up and each tie a tie.
+    assert np.array_equal(
+        np.sign(np.diff(values[order].astype(np.float64))), np.sign(np.diff(back[order]))
+    )
+
+
 def test_a_query_vector_of_another_width_is_a_clear_error(indexed):  # type: ignore[no-untyped-def]
     conn = open_index_reader(indexed.index_path)
     try:

@@ -8,6 +8,7 @@ abstention, salience, exact vectors) is in tests/engine/contract/, run once per 
 
 from __future__ import annotations
 
+import apsw
 import pytest
 
 from backends import memory
@@ -48,6 +49,18 @@ def test_searcher_follows_an_index_that_was_deleted_and_rebuilt(indexed, hash_em
         (store.root / "b.md").write_text(memory("B", "alpha beta"), encoding="utf-8")
         index_store(store, embedder=hash_embedder)
         assert [h.path for h in searcher.search("alpha").hits] == ["b.md"]
+
+
+def test_a_searchers_connection_plans_its_statements_without_the_values_bound(
+    indexed, hash_embedder
+):
+    # Otherwise SQLite plans the fused statement anew each time a LIMIT's value is bound, that
+    # is on every search, and the statement kept prepared between searches saves nothing.
+    store = indexed({"a.md": memory("A", "alpha")})
+    with Searcher(store, embedder=hash_embedder) as searcher:
+        searcher.search("alpha")
+        conn = searcher._session.conn  # type: ignore[attr-defined]
+        assert conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, -1) == 1
 
 
 class Killed(Exception):

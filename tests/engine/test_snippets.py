@@ -9,7 +9,7 @@ import re
 import pytest
 
 from engine.ranking.query import sanitize
-from engine.search import highlight, plain, snippet_for, trim, word_pattern
+from engine.search import first_word, highlight, plain, snippet_for, trim, word_pattern
 
 
 def words_of(query: str) -> re.Pattern[str]:
@@ -48,6 +48,26 @@ def test_a_long_text_is_trimmed_around_the_first_query_word():
     assert "lighthouse" in snippet
     assert snippet.startswith("…") and snippet.endswith("…")
     assert len(snippet) < 400
+
+
+def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
+    # trim looks for it with str.find when text and stems are ASCII; case, word boundaries
+    # ("_" is part of a word) and letters that fold to ASCII ones (the Kelvin sign, the long
+    # s) must come out as the pattern's own search has them.
+    rnd = random.Random(7)
+    letters = "abkKs0_ .,-'\n\u00e9\u017f\u212a"
+    for _ in range(3000):
+        query = " ".join(
+            "".join(rnd.choice("abks0_K") for _ in range(rnd.randint(1, 5)))
+            for _ in range(rnd.randint(1, 3))
+        )
+        words = word_pattern(sanitize(query))
+        if words is None:
+            continue
+        pool = letters if rnd.random() < 0.3 else letters[:11]
+        text = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 50)))
+        found = words.search(text)
+        assert first_word(text, words) == (found.start() if found else None), (query, text)
 
 
 # --- the file's own markup is gone before query words are bolded ----------------------------

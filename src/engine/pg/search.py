@@ -12,7 +12,7 @@ accepts any.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -157,8 +157,12 @@ class PgSearchBackend:
         return some, "any"
 
     def fetch(
-        self, sql: str, params: tuple[object, ...]
+        self,
+        sql: str,
+        params: tuple[object, ...],
+        done: Callable[[list[str], list[tuple[object, ...]]], bool] | None = None,
     ) -> tuple[list[str], list[tuple[object, ...]]]:
+        # ``done`` is not needed here: the server sends every row before the first is read.
         cursor = self.conn.execute(sql, params)
         columns = [column.name for column in cursor.description or ()]
         return columns, cursor.fetchall() if columns else []
