@@ -82,8 +82,10 @@ def columns(head: str) -> list[str]:
 
 
 def text_cell(text: str) -> str:
-    """Text from a results file in a table cell: shown as written, on one line."""
-    return cell(escape_html(text))
+    """Text from a results file in a table cell: shown as written, on one line. Its
+    backslashes are escaped too: one before a pipe would escape the backslash that escapes
+    the pipe, and the cell would end there."""
+    return cell(escape_html(text).replace("\\", "\\\\"))
 
 
 def scores(metrics: Metrics) -> list[str]:

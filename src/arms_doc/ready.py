@@ -25,9 +25,9 @@ classes, from a tokenizer that tries the same rules as Pygments' ``SqlLexer`` (i
 patterns, in its order) in one regular expression, and lays the tokens out as Pygments'
 formatter does, with ``pymdownx.highlight``'s wrapper and line anchors; or, on a site without a
 highlighter, as Python-Markdown's ``fenced_code`` writes a block. A page with a fence of
-another language, or SQL the tokenizer does not take (a ``/* */`` comment, a character no
-rule matches), keeps all its fences for Markdown, which numbers their line anchors; and so
-does a site whose highlighter is set up otherwise.
+another language (an example in an arm's quoted prose too), or SQL the tokenizer does not
+take (a ``/* */`` comment, a character no rule matches), keeps all its fences for Markdown,
+which numbers their line anchors; and so does a site whose highlighter is set up otherwise.
 
 The pages' Markdown is unchanged: ``memsift docs write`` writes it, and the plugin keeps it
 for the next build and for tests; only what Markdown is handed in a build differs.
@@ -75,8 +75,8 @@ KNOWN_EXTENSIONS = frozenset(
 _PREFIX = "markdown.extensions."
 #: A table's rule line: every column ``---`` (no alignment, which would add a style).
 _RULE = re.compile(r"\|(?: *-{3,} *\|)+")
-#: A pipe that separates cells: not escaped.
-_SEPARATOR = re.compile(r"(?<!\\)\|")
+#: A pipe that separates cells: escaped by no backslash (one escaped itself does not count).
+_SEPARATOR = re.compile(r"(?:\\.|[^\\|])*\|")
 #: Python-Markdown's inline pieces this module writes, in the order they are tried.
 _INLINE = re.compile(
     r"(?P<code>(?P<ticks>`+)(?P<source>.+?)(?<!`)(?P=ticks)(?!`))"
@@ -86,8 +86,10 @@ _INLINE = re.compile(
     r"|(?P<escape>\\(?P<escaped>[\\`*_{}\[\]()>#+\-.!|]))"
     r"|(?P<entity>&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);)"
 )
-#: Plain text that holds none of these is shown as written.
-_MARKUP = re.compile(r"[*`\[\]<\\{}]|(?<!\w)_|_(?!\w)")
+#: Plain text that holds none of these is shown as written (a numeric character reference
+#: without its semicolon is one: Python-Markdown completes it, ``&#65`` as ``&#65;``).
+_REFERENCE = re.compile(r"&#(?:[0-9]|[xX][0-9a-fA-F])")
+_MARKUP = re.compile(r"[*`\[\]<\\{}]|(?<!\w)_|_(?!\w)|" + _REFERENCE.pattern)
 #: A link this module writes as it is: to an anchor of the page, or an absolute web address
 #: (MkDocs rewrites a link to another page, which HTML made here would skip).
 _OWN_LINK = re.compile(r"#[\w.-]*|https?://\S+")
@@ -170,9 +172,12 @@ def set_aside(markdown: str, code: CodeStyle | None = None) -> SetAside:
     fenced SQL block, swapped for a placeholder paragraph; the others left as they are."""
     # A word the page does not hold: from the page's own digest, numbered.
     stem = "armsdocready" + hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:12]
+    markdown = as_markdown_reads(markdown)
     lines = markdown.split("\n")
     fenced = fences(lines)
-    code_html = fences_html(lines, fenced, code) if code is not None else None
+    code_html = None
+    if code is not None and not unfound_fences(lines, fenced):
+        code_html = fences_html(lines, fenced, code)
     out: list[str] = []
     blocks: dict[str, Block] = {}
 
@@ -205,6 +210,22 @@ def set_aside(markdown: str, code: CodeStyle | None = None) -> SetAside:
     return SetAside("\n".join(out), blocks)
 
 
+#: What Python-Markdown takes out of a page before reading it (its placeholders' markers).
+_DROPPED = str.maketrans("", "", "\x02\x03")
+#: Markdown's tab width (MkDocs leaves Python-Markdown's default).
+TAB_LENGTH = 4
+
+
+def as_markdown_reads(markdown: str) -> str:
+    """``markdown`` as Python-Markdown reads it before anything else (its NormalizeWhitespace
+    step): STX and ETX dropped, line ends made ``\n``, tabs expanded, lines of spaces
+    emptied. A block is written from that text, so a registry's SQL indented with tabs, or
+    with a line of spaces, shows as Markdown shows it; Markdown does the same again to the
+    rest, which changes nothing."""
+    text = markdown.translate(_DROPPED).replace("\r\n", "\n").replace("\r", "\n")
+    return re.sub(r"(?<=\n) +\n", "\n", text.expandtabs(TAB_LENGTH))
+
+
 #: A fence's opening line: its indent, its backticks, its language.
 _FENCE = re.compile(r"( *)(`{3,})([\w-]*)")
 
@@ -232,6 +253,18 @@ def fences(lines: Sequence[str]) -> dict[int, tuple[int, str, str]]:
             found[i] = (end + 1, language, code)
         i = end + 1
     return found
+
+
+def unfound_fences(lines: Sequence[str], fenced: Mapping[int, tuple[int, str, str]]) -> bool:
+    """Whether the page holds a fence :func:`fences` did not find: in a quote (an arm's prose
+    is quoted, and may show an example), or of tildes. The highlighter numbers every fenced
+    block of a page, and names its line anchors by that number: SQL blocks numbered without
+    it would repeat another block's anchors."""
+    found = {i for start, (end, _, _) in fenced.items() for i in range(start, end)}
+    return any(
+        i not in found and line.lstrip(" >").startswith(("```", "~~~"))
+        for i, line in enumerate(lines)
+    )
 
 
 def fences_html(
@@ -379,9 +412,9 @@ def table_end(lines: Sequence[str], start: int) -> int | None:
 def table_html(rows: Sequence[str]) -> str | None:
     """The HTML Python-Markdown's tables extension makes of a table's lines (its head, its
     rule, its rows), or None when a cell holds more than :func:`inline_html` writes."""
-    head = cells(rows[0])
-    if head is None:
-        return None
+    head, rule = cells(rows[0]), cells(rows[1])
+    if head is None or rule is None or len(head) != len(rule):
+        return None  # no table to Markdown either: a paragraph
     body: list[list[str]] = []
     for row in rows[2:]:
         found = cells(row)
@@ -408,10 +441,22 @@ def table_html(rows: Sequence[str]) -> str | None:
 
 
 def cells(row: str) -> list[str] | None:
-    """A row's cells, stripped; None for a row that does not start and end with a pipe."""
-    if not (row.startswith("|") and row.endswith("|") and not row.endswith("\\|")):
+    """A row's cells, stripped; None for a row that does not start and end with a pipe. A
+    pipe separates cells unless a backslash escapes it, and a backslash escapes the next
+    character only when no backslash escapes it (``\\\\|`` is a backslash, then a separator),
+    as Python-Markdown's tables read a row."""
+    if not row.startswith("|"):
         return None
-    return [text.strip() for text in _SEPARATOR.split(row[1:-1])]
+    found: list[str] = []
+    at = 1
+    for separator in _SEPARATOR.finditer(row, 1):
+        if separator.start() != at:  # an escaped pipe at the row's end, read from its middle
+            return None
+        found.append(row[at : separator.end() - 1].strip())
+        at = separator.end()
+    if at != len(row) or not found:  # the row does not end with a separator
+        return None
+    return found
 
 
 def inline_html(text: str) -> str | None:
@@ -429,8 +474,8 @@ def inline_html(text: str) -> str | None:
         at = found.end()
         if found.group("code") is not None:
             source = found.group("source").strip()
-            if source.startswith(("#!", ":::")):  # pymdownx.inlinehilite's
-                return None
+            if source.startswith(("#!", ":::")) or _REFERENCE.search(source):
+                return None  # pymdownx.inlinehilite's; a reference Markdown completes
             out.append(f"<code>{html.escape(source, quote=False)}</code>")
         elif found.group("link") is not None:
             href = found.group("href")
@@ -438,6 +483,8 @@ def inline_html(text: str) -> str | None:
             if label is None or not _OWN_LINK.fullmatch(href):
                 return None
             out.append(f'<a href="{html.escape(href)}">{label}</a>')
+        elif "*" in (text[found.start() - 1 : found.start()], text[found.end() : found.end() + 1]):
+            return None  # emphasis beside another star: Markdown pairs the stars otherwise
         elif found.group("strong") is not None:
             inner = inline_html(found.group("strong_text"))
             if inner is None:

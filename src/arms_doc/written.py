@@ -168,6 +168,9 @@ class Difference:
     sections: tuple[str, ...] = ()
     #: The unified diff from the committed file to the page as it would be written.
     diff: tuple[str, ...] = field(default=(), repr=False)
+    #: The file at the page's path was not written by ``memsift docs write``: only its
+    #: ``--force`` replaces it.
+    foreign: bool = False
 
 
 def differences(
@@ -182,14 +185,16 @@ def differences(
             problem = "is not a readable file" if page.target.exists() else "does not exist"
             found.append(Difference(page, problem))
         elif committed != page.text:
+            foreign = not has_mark(committed)
             found.append(
                 Difference(
                     page,
-                    "differs from what the registry makes now"
-                    if has_mark(committed)
-                    else "was not written by memsift docs write, and differs from the page",
+                    "was not written by memsift docs write, and differs from the page"
+                    if foreign
+                    else "differs from what the registry makes now",
                     changed_sections(committed, page.text),
                     unified(committed, page),
+                    foreign=foreign,
                 )
             )
     if stale is not None:

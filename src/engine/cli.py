@@ -1072,9 +1072,11 @@ def docs_check(
             click.echo(printable(line))
     if found:
         if any(difference.page in files for difference in found):
+            force = any(difference.foreign for difference in found)
             click.echo(
-                f"memsift docs check: run `memsift docs write {printable(str(folder))}` with the "
-                "same options to write the pages again",
+                f"memsift docs check: run `memsift docs write {printable(str(folder))}"
+                f"{' --force' if force else ''}` with the same options to write the pages again"
+                + (" (--force: a page at their path was not written by it)" if force else ""),
                 err=True,
             )
         ctx.exit(1)

@@ -3,6 +3,7 @@ exactly, and results that lack what the page needs."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import fields
@@ -10,11 +11,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import markdown
 import pytest
 from arms_doc_testing import SNAPSHOT_REGISTRY, fixture_document, ranking_of
 
 from arms_doc.measured import Loaded, Results, load_results, measured_context
-from arms_doc.measured_markdown import render_measured, row, table
+from arms_doc.measured_markdown import render_measured, row, table, text_cell
 from engine.measure.results_schema import (
     ABSTENTION,
     PAGE_FILES,
@@ -276,3 +278,10 @@ def test_a_name_from_a_results_file_keeps_its_table_whole(tmp_path: Path, name, 
     document = fixture_document(name)
     change(document, text)
     assert table_rows_shorter_or_longer_than_their_head(page_with(tmp_path, name, document)) == []
+
+
+@pytest.mark.parametrize("text", ["a\\|b", "C:\\temp\\", "a\\\\|b"])
+def test_a_backslash_in_text_from_a_results_file_is_shown_as_written(text: str):
+    # a backslash before the pipe escaped for the table made "\\\\|": the cell ended there
+    page = markdown.markdown(f"| A |\n| --- |\n| {text_cell(text)} |", extensions=["tables"])
+    assert f"<td>{html.escape(text, quote=False)}</td>" in page

@@ -159,6 +159,9 @@ def test_a_table_in_a_content_tab_keeps_the_tabs_indent():
         "two * stars * here",
         "`#!python print()`",
         "{: .note }",
+        "&#65 and &#x42 without their semicolons",  # Markdown completes them: "&#65;"
+        "`&#65`",
+        "*a**b*",  # one emphasis to Markdown, not two
     ],
 )
 def test_a_cell_with_more_than_the_pages_write_leaves_its_table_to_markdown(cell: str):
@@ -179,6 +182,19 @@ def test_a_cell_with_more_than_the_pages_write_leaves_its_table_to_markdown(cell
 )
 def test_a_cell_the_pages_write_is_rendered_as_markdown_renders_it(cell: str):
     table = f"| A |\n| --- |\n| {cell} |"
+
+    assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
+
+
+def test_a_head_of_more_cells_than_its_rule_is_no_table_as_to_markdown():
+    table = "| A | B |\n| --- |\n| a | b |"
+
+    assert (table_html(table.split("\n")), "<table>" in rendered(table, DEFAULTS)) == (None, False)
+
+
+def test_a_pipe_after_an_escaped_backslash_parts_the_cells_as_markdown_parts_them():
+    # "\\\\|" is a backslash, then a pipe that separates: it was read as an escaped pipe
+    table = "| A | B |\n| --- | --- |\n| a \\\\| b |"
 
     assert table_html(table.split("\n")) == rendered(table, DEFAULTS)
 
@@ -211,6 +227,42 @@ def test_a_page_with_a_fence_the_module_cannot_write_keeps_all_its_fences(page: 
     aside = set_aside(page, CodeStyle(highlight=True, anchors=True))
 
     assert aside.blocks == {} and aside.markdown == page
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "> An example:\n>\n> ```python\n> search(store, 'port')\n> ```\n",
+        "> An example:\n>\n>     search(store, 'port')\n",
+        "~~~python\nx = 1\n~~~\n",
+    ],
+    ids=["a fence in an arm's prose", "indented code in an arm's prose", "a tilde fence"],
+)
+def test_a_page_with_code_the_module_does_not_find_gets_the_same_html(prose: str):
+    # a highlighter numbers every block of a page: SQL blocks numbered without the prose's
+    # repeated its line anchors' ids (two "__codelineno-0-1" on the arms page)
+    page = f"# Arm\n\n{prose}\n```sql\nSELECT 1\n```\n"
+    aside = set_aside(page, code_style(PROJECT, configs(PROJECT)))
+
+    assert put_back(rendered(aside.markdown, PROJECT), aside.blocks) == rendered(page, PROJECT)
+
+
+@pytest.mark.parametrize("extensions", [DEFAULTS, PROJECT], ids=["fenced_code", "project"])
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT a,\tb\nFROM t", "SELECT a\n    \nFROM t", "SELECT a\x02\nFROM t"],
+    ids=["a tab", "a line of spaces", "a control character Markdown drops"],
+)
+def test_sql_is_written_from_the_page_as_markdown_reads_it(extensions: list[str], sql: str):
+    # Markdown expands tabs, empties lines of spaces and drops STX/ETX before anything else:
+    # a registry's SQL indented with tabs showed them in the plugin's HTML
+    page = f"# Arm\n\n```sql\n{sql}\n```\n\n| A |\n| --- |\n| a\tb |\n"
+    aside = set_aside(page, code_style(extensions, configs(extensions)))
+
+    assert len(aside.blocks) == 2
+    assert put_back(rendered(aside.markdown, extensions), aside.blocks) == rendered(
+        page, extensions
+    )
 
 
 @pytest.mark.parametrize(

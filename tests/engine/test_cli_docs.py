@@ -196,6 +196,20 @@ def test_check_fails_naming_the_page_and_sections_a_weight_change_touched(site: 
     assert "+| [recency](#recency) | 0.7 | no | no | no | no |" in result.stdout.splitlines()
 
 
+def test_check_of_a_page_someone_wrote_advises_the_write_that_replaces_it(site: Path):
+    # the advice was the write without --force, which refuses a page it did not write
+    (site / ARMS_PAGE).parent.mkdir()
+    (site / ARMS_PAGE).write_text("# My own ranking notes\n", encoding="utf-8")
+
+    result = docs("check", "docs")
+
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == (
+        "memsift docs check: run `memsift docs write docs --force` with the same options to "
+        "write the pages again (--force: a page at their path was not written by it)"
+    )
+
+
 def test_check_names_the_arm_whose_sql_changed(site: Path):
     docs("write", "docs")
     edit_registry(site, "ORDER BY score, path", "ORDER BY score DESC, path")

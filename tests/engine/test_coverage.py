@@ -158,3 +158,25 @@ def test_the_first_word_of_a_quoted_turn_is_no_name():
 def test_a_capital_after_a_line_break_or_a_colon_is_no_name():
     words = {w.text: w.named for w in query_words("Question: Deploys\nRollback")}
     assert words == {"question": False, "deploys": False, "rollback": False}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what didn't the mice develop",  # was judged on 'didn', a word no formal store writes
+        "why won't the mice develop",
+        "why doesn’t the mice develop",  # a typographic apostrophe
+        "we'd say they've seen you'll see I'm sure we're told the mice develop",
+    ],
+)
+def test_the_parts_of_a_contraction_are_no_content_words(text):
+    words = [w.text for w in query_words(text)]
+    assert [w for w in words if w not in ("say", "seen", "see", "sure", "told")] == [
+        "mice",
+        "develop",
+    ]
+
+
+def test_a_word_before_an_apostrophe_that_starts_no_contraction_is_kept():
+    words = [w.text for w in query_words("Kate's garden and the workers' union in O'Brien")]
+    assert words == ["kate", "garden", "workers", "union", "o", "brien"]

@@ -152,12 +152,11 @@ class PgSearchBackend:
         )
 
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
-        """As on SQLite: the all-terms form when some chunk in scope holds every term."""
+        """As on SQLite: the all-terms form when some chunk in scope holds every term (one
+        term is probed too: "all" tells the no-answer rule a memory holds every word)."""
         every, some = all_text(terms), any_text(terms)
         if every is None or some is None:
             return None, None
-        if every == some:  # one word: nothing to choose
-            return every, "all"
         probe = PROBE.replace("{scope}", scope.sql)
         if self.conn.execute(probe, bind({"match": every}, scope.values)).fetchone():
             return every, "all"

@@ -31,8 +31,9 @@ Two rules judge this, and a store applies the first unless told otherwise:
 
 An uncovered query is answered only from a memory that is near in meaning as well
 (:data:`NEAR`), not from one above the store's floor alone. A near spelling counts as seen (a
-word the store holds that starts with the query word cut by one or two letters, kept to five:
-"Japanese" is covered by "Japan", "practising" by "practice"). Years and the names of months
+word the store holds that starts with the query word cut by one or two letters, kept to five,
+as the full-text index stems that cut: "Japanese" is covered by "Japan", whose stem "japane"
+gives; not "practising" by "practice", whose stems differ). Years and the names of months
 and days are not judged: they are dates, which a memory's date holds and its text need not. A
 query of more than :data:`MAX_QUESTION_WORDS` content words is a passage (a dialogue, a
 document used as a query), not a question about one thing, and is not judged.
@@ -110,6 +111,12 @@ FUNCTION_WORDS = frozenset(
 )
 
 
+#: Apostrophes a contraction is written with: typed and typographic.
+APOSTROPHES = frozenset("'\u2019")
+#: What follows the apostrophe of a contraction ("didn't", "we'd", "they've", "I'm"): no topic.
+CLITICS = frozenset(("t", "s", "d", "ll", "ve", "re", "m"))
+
+
 @dataclass(frozen=True)
 class QueryWord:
     """A content word of the query, lower-cased, and whether the query wrote it as a name."""
@@ -146,7 +153,12 @@ def query_words(
             word = raw.lower()
             named = not sentence_start and len(raw) > 1 and any(c.isupper() for c in raw)
             inside = any(a <= start < b for a, b in skip)
-            stop = word in STOP_WORDS or word in FUNCTION_WORDS or is_date_word(word)
+            stop = (
+                word in STOP_WORDS
+                or word in FUNCTION_WORDS
+                or is_date_word(word)
+                or in_contraction(text, start, position)
+            )
             if not inside and not stop and any(c.isalnum() for c in word):
                 found[word] = found.get(word, False) or named
                 if len(found) >= limit:
@@ -159,6 +171,23 @@ def query_words(
         elif char in SENTENCE_OPENERS:
             sentence_start = True
     return [QueryWord(word, named) for word, named in found.items()]
+
+
+def in_contraction(text: str, start: int, end: int) -> bool:
+    """Whether the word ``text[start:end]`` is a part of a contraction that names no topic:
+    what follows its apostrophe ("we'd", "I'm"), or a verb negated by "n't" ("didn't",
+    "won't"), which is "did not". The words split at the apostrophe, and a store written
+    without contractions (documentation, papers) never holds "didn" or "won": counted as
+    words, they carried half of "what didn't the mice develop" and withheld its answer."""
+    after_word = start >= 2 and text[start - 1] in APOSTROPHES and is_word_char(text[start - 2])
+    if after_word and text[start:end].lower() in CLITICS:
+        return True
+    negated = (
+        text[end : end + 1] in APOSTROPHES
+        and text[end + 1 : end + 2] in ("t", "T")
+        and not is_word_char(text[end + 2 : end + 3] or " ")
+    )
+    return negated and text[end - 1] in "nN"
 
 
 def is_date_word(word: str) -> bool:

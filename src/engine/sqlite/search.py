@@ -254,12 +254,12 @@ def choose_fts_form(
     conn: apsw.Connection, terms: QueryTerms, scope: Scope
 ) -> tuple[str | None, str | None]:
     """Bind the all-terms form when some passage (chunk) of a memory in scope holds every term,
-    else the any form: the arm ranks memories by their best passage, so the probe asks the same."""
+    else the any form: the arm ranks memories by their best passage, so the probe asks the same.
+    One term is probed too: the two forms are then the same text, but "all" tells the no-answer
+    rule that a memory holds every query word, which a word no memory holds must not say."""
     all_form, any_form = terms.all_form(), terms.any_form()
     if all_form is None:
         return None, None
-    if all_form == any_form:
-        return all_form, "all"
     probe = (
         "SELECT 1 FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid "
         f"JOIN files AS f ON f.id = c.file_id WHERE chunks_fts MATCH ?1 AND {scope.sql} LIMIT 1"

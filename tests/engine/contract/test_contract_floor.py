@@ -247,6 +247,22 @@ def test_a_memory_holding_every_query_word_is_never_withheld_by_a_high_floor(
     assert result.floor is None  # no floor was needed
 
 
+def test_a_one_word_query_no_memory_holds_is_withheld_like_a_longer_one(backend_store, embedder):
+    # one word binds the same full-text form as "all" and "any": it was reported as "all" (a
+    # memory holds every word) without asking, so a word no memory holds was never withheld
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    result = search(store, "Zibbo", embedder=embedder)
+    assert (result.fts_form, result.abstained, result.withheld_by) == ("any", True, "floor")
+
+
+def test_a_one_word_query_a_memory_holds_is_never_withheld(backend_store, embedder):
+    store = backend_store({**notes("near", 3), "odd.md": memory("Odd", "Zibbo is here")})
+    index_store(store, embedder=embedder)
+    result = search(store, "Zibbo", embedder=embedder)
+    assert (result.fts_form, result.abstained, result.hits[0].path) == ("all", False, "odd.md")
+
+
 def test_the_record_is_kept_while_the_store_barely_changes(
     backend, backend_store, embedder, tmp_path
 ):
