@@ -191,15 +191,6 @@ def assemble(
     # per memory and built an automatic index on ``fused`` to join it back (a tenth of a
     # search at 2,000 memories).
     multiplier = indent(factor, 11).strip() if factor else number(1.0, target.name)
-    tags = "f.tags" if target.name == "sqlite" else "f.tags::text"
-    ctes.append(
-        "weighed AS MATERIALIZED (\n"
-        "    SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
-        f"           f.id AS file_id, fused.score AS fused_score,\n"
-        f"           {multiplier} AS authority,\n"
-        f"           {tags} AS tags{ranks}\n"
-        f"    FROM fused\n    JOIN files AS f ON f.{key} = fused.{key}\n)"
-    )
     # The sign decides (the seed's adjust_rank): a positive score is multiplied, a negative
     # one divided, so a larger multiplier always moves a memory toward the better end.
     score = (
@@ -208,6 +199,18 @@ def assemble(
         else "fused_score"
     )
     columns = "".join(f", {name}_rank" for name in names)
+    if target.name == "sqlite":
+        sql = ordered_then_shown(ctes, multiplier, ranks, score, columns, lead)
+        return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
+    tags = "f.tags::text"
+    ctes.append(
+        "weighed AS MATERIALIZED (\n"
+        "    SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
+        f"           f.id AS file_id, fused.score AS fused_score,\n"
+        f"           {multiplier} AS authority,\n"
+        f"           {tags} AS tags{ranks}\n"
+        f"    FROM fused\n    JOIN files AS f ON f.{key} = fused.{key}\n)"
+    )
     sql = (
         "WITH\n" + ",\n".join(ctes) + "\n"
         "SELECT path, title, kind, event_at, file_id,\n"
@@ -218,6 +221,44 @@ def assemble(
         "LIMIT ?3"
     )
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
+
+
+def ordered_then_shown(
+    ctes: list[str], multiplier: str, ranks: str, score: str, columns: str, lead: str
+) -> str:
+    """The end of the SQLite statement: order the fused memories, then read what a hit shows.
+
+    ``weighed`` holds what the order needs (the path breaks ties) and ``ranked`` orders it;
+    the title, kind, date and tags are read from ``files`` by row id only for the rows a
+    search actually reads (it stops after the hits and the semantic arm's first: about a
+    dozen of some 150), instead of being copied for every memory into ``weighed`` and the
+    sort. The final ORDER BY repeats ``ranked``'s, so the order is the statement's own
+    whatever the join; SQLite keeps ``ranked``'s order and only settles equal scores."""
+    ctes.append(
+        "weighed AS MATERIALIZED (\n"
+        "    SELECT f.id AS file_id, f.path AS path, fused.score AS fused_score,\n"
+        f"           {multiplier} AS authority{ranks}\n"
+        "    FROM fused\n    JOIN files AS f ON f.id = fused.id\n)"
+    )
+    ctes.append(
+        "ranked AS (\n"
+        f"    SELECT file_id, path,\n           {score} AS score,\n"
+        f"           authority{columns}\n"
+        "    FROM weighed\n"
+        f"    ORDER BY score DESC, {lead}_rank IS NULL, {lead}_rank, path\n"
+        "    LIMIT ?3\n)"
+    )
+    shown = "".join(f", r.{name} AS {name}" for name in columns.split(", ") if name)
+    return (
+        "WITH\n" + ",\n".join(ctes) + "\n"
+        "SELECT r.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
+        "       r.file_id AS file_id, r.score AS score, r.authority AS authority,\n"
+        f"       f.tags AS tags{shown}\n"
+        "FROM ranked AS r\n"
+        "CROSS JOIN files AS f ON f.id = r.file_id\n"
+        f"ORDER BY r.score DESC, r.{lead}_rank IS NULL, r.{lead}_rank, r.path\n"
+        "LIMIT ?3"
+    )
 
 
 #: An arm whose SQL reads ``listing`` can list: see :func:`listed`.

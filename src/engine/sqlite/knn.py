@@ -98,7 +98,7 @@ def register(conn: apsw.Connection) -> None:
         return as_json(nearest(conn, query, k))  # type: ignore[arg-type]
 
     def nearest_files_json(query: object, k: object) -> str:
-        return places_json(nearest_files(conn, query, k))  # type: ignore[arg-type]
+        return places_json(*nearest_files(conn, query, k))  # type: ignore[arg-type]
 
     conn.create_scalar_function(TABLE, nearest_chunks, 2)
     conn.create_scalar_function(FILES, nearest_files_json, 2)
@@ -121,17 +121,24 @@ def json_template(pairs: int) -> str:
     return "[" + ",".join(["[%d,%.9g]"] * pairs) + "]"
 
 
-def places_json(places: list[tuple[int, int]]) -> str:
-    """``places`` as one JSON object ``{"file_id": place, ...}``: ``json_each`` gives each file's
-    id as the key and its place as the value, with no text to parse per row (an array of pairs
-    took a ``->>`` per value, a tenth of the vector arm at 2,000 memories), and whole numbers
-    are written three times faster than a float32's nine digits."""
-    return "{" + ",".join(map('"%d":%d'.__mod__, places)) + "}"
+def places_json(files: np.ndarray, places: np.ndarray) -> str:
+    """Each file's place as one JSON object ``{"file_id": place, ...}``: ``json_each`` gives the
+    id as the key and the place as the value, with no text to parse per row (an array of pairs
+    took a ``->>`` per value, a tenth of the vector arm at 2,000 memories); whole numbers are
+    written three times faster than a float32's nine digits, and one ``%`` over every value
+    twice as fast as a format per file."""
+    import numpy as np
+    return object_template(len(files)) % tuple(np.column_stack((files, places)).ravel().tolist())
 
 
-def nearest_files(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=64)
+def object_template(entries: int) -> str:
+    return "{" + ",".join(['"%d":%d'] * entries) + "}"
+
+
+def nearest_files(conn: apsw.Connection, query: bytes, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The files of the ``k`` chunks nearest ``query`` (a float32 blob) that lie strictly nearer
-    than the farthest of those chunks, each with the place of its nearest chunk's distance:
+    than the farthest of those chunks, and the place of each one's nearest chunk's distance:
     1 for the nearest distance, 2 for the next distinct one, equal distances the same place.
 
     This is what the vector arm needs of the k-NN, done where it is cheap. Every chunk nearer
@@ -143,20 +150,25 @@ def nearest_files(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int
     that orders by place orders by distance. Grouping the chunks by file here saves the
     statement a join to ``chunks`` and a GROUP BY over hundreds of rows."""
     import numpy as np
+    none = np.zeros(0, np.int64)
     found = distances(conn, query, FILES)
     if found is None:
-        return []
+        return none, none
     matrix, distance = found
     k = max(0, min(int(k), distance.shape[0]))
     if k == 0:
-        return []
+        return none, none
     farthest = np.partition(distance, k - 1)[k - 1]
     inside = np.flatnonzero(distance < farthest)
-    near = distance[inside]
-    order = np.argsort(near, kind="stable")
-    files, first = np.unique(matrix.files[inside][order], return_index=True)
-    _, places = np.unique(near[order][first], return_inverse=True)
-    return list(zip(files.tolist(), (places + 1).tolist(), strict=True))
+    if inside.size == 0:
+        return none, none
+    near, owners = distance[inside], matrix.files[inside]
+    by_file = np.lexsort((near, owners))  # each file's chunks together, the nearest first
+    near, owners = near[by_file], owners[by_file]
+    first = np.ones(owners.size, dtype=bool)
+    np.not_equal(owners[1:], owners[:-1], out=first[1:])
+    _, places = np.unique(near[first], return_inverse=True)
+    return owners[first], places + 1
 
 
 def distances(
