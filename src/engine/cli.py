@@ -278,11 +278,10 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--withhold-unseen/--answer-unseen",
     default=None,
-    help="--withhold-unseen: also answer nothing when the store never wrote a name the query "
-    "gives (the names rule); --answer-unseen: not even when it never wrote most of its words. "
-    "Default: [limits] withhold_unseen, else the words rule alone (an answer is withheld when "
-    "unseen words carry half the query, no memory says them otherwise and none is 0.6 "
-    "similar).",
+    help="--withhold-unseen: answer nothing when the store never wrote a name the query gives "
+    "(not even spelt otherwise) or words carrying half of it, unless a memory is 0.6 similar "
+    "(the coverage test); --answer-unseen: answer all the same. Default: [limits] "
+    "withhold_unseen, else --withhold-unseen.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
@@ -378,7 +377,11 @@ def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
             lines.append(f"{result.arm_labels.get(name, name)} off: {why}")
     lines += result.notes
     if result.abstained:  # the engine's note names no option: other callers have none
-        lines.append("--min-similarity 0 shows the withheld hits")
+        lines.append(
+            "--answer-unseen shows the withheld hits"
+            if result.withheld_by == "coverage"
+            else "--min-similarity 0 shows the withheld hits"
+        )
     return lines
 
 

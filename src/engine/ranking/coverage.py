@@ -13,21 +13,24 @@ question is about, so no memory can hold its answer:
 - words no chunk holds that carry at least half of the query's information (each word
   weighed by its inverse chunk frequency, an unseen word the most).
 
-Two rules judge this, and a store applies the first unless told otherwise:
+Two rules judge this, and a store applies both unless told otherwise:
 
-- **words** (the default): words no chunk holds carry at least half of the query's
-  information. A name counts here like any word, by its weight. Such a query is *uncovered*
-  unless the memory nearest in meaning says the unseen words in other words: the search
-  compares that memory's similarity to the query with its similarity to the query without
-  them (:func:`without`); when taking them out makes it no closer, the memory carried their
+- **names**: a name the query gives that no chunk holds makes it uncovered, whatever its
+  weight. Names are what a store of documents lacks when a question is about a neighbouring
+  tool ("How do I write a Flask route?" asked of Python package docs without Flask). People
+  spell people otherwise than a chat does ("Muhammad" asked of a chat whose speaker types
+  "Muhhamed"): a name the store writes spelt alike counts as written
+  (:mod:`engine.ranking.names`);
+- **words**: words no chunk holds carry at least half of the query's information. A name
+  counts here like any word, by its weight. Such a query is *uncovered* unless the memory
+  nearest in meaning says the unseen words in other words: the search compares that
+  memory's similarity to the query with its similarity to the query without them
+  (:func:`without`); when taking them out makes it no closer, the memory carried their
   meaning ("What kind of housework did Paola do?" asked of a chat that speaks of cleaning and
-  laundry), and it answers;
-- **names** (``[limits] withhold_unseen = true``): besides, any name the query gives that no
-  chunk holds makes it uncovered, whatever its weight. Names are what a store of documents
-  lacks when a question is about a neighbouring tool ("How do I write a Flask route?" asked of
-  Python package docs without Flask), but a chat's questions often spell its people otherwise
-  than the chat does ("Muhammad" asked of a chat whose speaker types "Muhhamed"), so this rule
-  is opt-in.
+  laundry), and it answers.
+
+``[limits] withhold_unseen = "words"`` keeps the words rule alone (for a store asked about
+things by names it writes otherwise), ``false`` neither.
 
 An uncovered query is answered only from a memory that is near in meaning as well
 (:data:`NEAR`), not from one above the store's floor alone. A near spelling counts as seen (a
@@ -47,7 +50,7 @@ session), the similarities from the search.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.ranking.query import MAX_TERMS, STOP_WORDS
@@ -59,6 +62,7 @@ __all__ = [
     "MIN_CHUNKS",
     "NEAR",
     "UNSEEN_SHARE",
+    "WORDS_RULE",
     "Coverage",
     "QueryWord",
     "carries",
@@ -68,6 +72,8 @@ __all__ = [
     "without",
 ]
 
+#: ``[limits] withhold_unseen = "words"``: the words rule alone, without the names rule.
+WORDS_RULE = "words"
 #: The similarity at which a memory answers even an uncovered query: a near paraphrase with
 #: this project's model (answerable questions' best chunks sit at 0.5 to 0.85 on the three
 #: corpora; near misses about an unseen thing reached 0.53).
@@ -249,6 +255,9 @@ class Coverage:
     #: How many of the query's content words the store holds (an all-unseen query has no
     #: meaning left to compare without its unseen words).
     seen: int = 0
+    #: Names the query spells otherwise than the store, which count as seen: (the query's
+    #: word, the store's spelling) (:mod:`engine.ranking.names`).
+    respelt: tuple[tuple[str, str], ...] = ()
 
     @property
     def words_uncovered(self) -> bool:
@@ -277,13 +286,19 @@ class Coverage:
 
 
 def coverage(
-    words: Sequence[QueryWord], counts: Mapping[tuple[str, bool], int], chunks: int
+    words: Sequence[QueryWord],
+    counts: Mapping[tuple[str, bool], int],
+    chunks: int,
+    respell: Callable[[str], str | None] | None = None,
 ) -> Coverage:
     """How much of the query the store has seen, from the chunk ``counts`` of
-    :func:`lookups` (capped at :data:`COUNT_CAP`) and the store's number of ``chunks``."""
+    :func:`lookups` (capped at :data:`COUNT_CAP`) and the store's number of ``chunks``.
+    ``respell`` gives the name the store writes that an unseen name of the query spells
+    otherwise (:func:`engine.ranking.names.alike`), or None; such a name counts as seen."""
     if chunks < MIN_CHUNKS or len(words) > MAX_QUESTION_WORDS:
         return Coverage((), (), 0.0, judged=False)
     unseen: list[QueryWord] = []
+    respelt: list[tuple[str, str]] = []
     weights: dict[str, float] = {}
     for word in words:
         count = counts.get((word.text, False), 0)
@@ -294,6 +309,9 @@ def coverage(
             if len(word.text) - cut >= MIN_STEM
         )
         if count == 0 and not near:
+            if word.named and respell is not None and (written := respell(word.text)):
+                respelt.append((word.text, written))
+                continue
             unseen.append(word)
     total = sum(max(w, 0.0) for w in weights.values())
     missing = sum(max(weights[w.text], 0.0) for w in unseen)
@@ -302,4 +320,5 @@ def coverage(
         unseen_names=tuple(w.text for w in unseen if w.named),
         unseen_share=missing / total if total > 0 else 0.0,
         seen=len(words) - len(unseen),
+        respelt=tuple(respelt),
     )

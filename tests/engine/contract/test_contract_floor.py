@@ -171,11 +171,38 @@ def test_unseen_words_the_nearest_memory_does_not_say_are_withheld(backend_store
     assert "'quorble'" in result.notes[-1]
 
 
-def test_an_unseen_name_of_little_weight_is_answered_by_default(backend_store, embedder):
+def test_an_unseen_name_of_little_weight_is_withheld_by_default(backend_store, embedder):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
     result = search(store, UNSEEN_NAME, embedder=embedder)
+    assert (result.abstained, result.withheld_by) == (True, "coverage")
+    assert "the store never mentions 'zibbo'" in result.notes[-1]
+
+
+def test_the_words_rule_alone_answers_an_unseen_name_of_little_weight(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder, withhold_unseen="words")
     assert (result.abstained, len(result.hits) > 0) == (False, True)
+
+
+def test_words_in_config_toml_keeps_the_words_rule_alone(backend, backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    backend.configure(store, '[limits]\nwithhold_unseen = "words"\n')
+    named = search(store, UNSEEN_NAME, embedder=embedder)
+    worded = search(store, UNSEEN, embedder=embedder)
+    assert (named.abstained, worded.withheld_by) == (False, "coverage")
+
+
+def test_a_name_the_store_writes_spelt_otherwise_counts_as_written(backend_store, embedder):
+    files = notes("far", MIN_CHUNKS)
+    files["zibo.md"] = memory("far note about a friend", "Zibo lit the far lamps")
+    store = backend_store(files)
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder)
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
+    assert "the store never wrote 'zibbo': taken for its 'Zibo'" in result.notes
 
 
 def test_withhold_unseen_withholds_an_unseen_name_of_little_weight(backend_store, embedder):
