@@ -550,6 +550,12 @@ def abstain(
     else:
         if judged and judged[0].respelt:
             result.notes.append(respelt_note(judged[0]))
+        if judged and judged[0].words_uncovered:  # answered all the same: carried
+            words = ", ".join(repr(w) for w in judged[0].unseen)
+            result.notes.append(
+                f"the store never wrote {words} ({judged[0].unseen_share:.0%} of the query); "
+                "the memory nearest in meaning says them otherwise, so it answers"
+            )
         return False
     result.abstained = True
     return True

@@ -161,6 +161,10 @@ def test_unseen_words_the_nearest_memory_says_otherwise_are_answered(backend_sto
     index_store(store, embedder=embedder)
     result = search(store, CARRIED, embedder=embedder)
     assert (result.abstained, result.best_similarity) == (False, 0.4)
+    assert "the store never wrote 'wumbat' (" in result.notes[-1]
+    assert result.notes[-1].endswith(
+        "the memory nearest in meaning says them otherwise, so it answers"
+    )
 
 
 def test_unseen_words_the_nearest_memory_does_not_say_are_withheld(backend_store, embedder):
