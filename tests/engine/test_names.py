@@ -63,6 +63,14 @@ def test_a_foreign_name_is_not_taken_for_a_common_capitalised_word(name, store):
     assert alike(name, written({store: 90}, lower={store.lower(): 95})) is None
 
 
+def test_a_name_a_chat_types_in_lower_case_in_many_chunks_is_the_stores():
+    assert alike("eliza", written({"Elise": 1}, lower={"elise": 40})) == "elise"
+
+
+def test_a_short_name_is_not_taken_for_a_common_lower_case_word():
+    assert alike("thea", written({}, lower={"they": 60, "then": 60})) is None
+
+
 def test_names_start_alike():
     assert alike("muhammad", written({"Buhammad": 50})) is None
 

@@ -36,6 +36,8 @@ CARRIED = "lamps wumbat"
 NOT_CARRIED = "far quorble"
 #: A name no memory holds beside two rare words they do hold: little of the query's weight.
 UNSEEN_NAME = "7 8 Zibbo"
+#: ... whose rest is as near the "far" memories as the paraphrase: they never said the name.
+UNSEEN_NAME_WITHOUT_IT = "7 8"
 NEAR, FAR = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
 
 
@@ -56,7 +58,7 @@ class AngleEmbedder:
                 rows.append([math.sqrt(0.5), math.sqrt(0.5), 0.0])
             elif "wumbat" in text or "quorble" in text:
                 rows.append([0.0, math.sqrt(0.84), 0.4])
-            elif UNSEEN_PARAPHRASE in text:
+            elif UNSEEN_PARAPHRASE in text or text == UNSEEN_NAME_WITHOUT_IT:
                 rows.append([0.0, math.sqrt(0.51), 0.7])
             elif NONSENSE in text or UNSEEN in text or "Zibbo" in text:
                 rows.append([0.3, math.sqrt(1 - 0.18), 0.3])
@@ -181,6 +183,14 @@ def test_an_unseen_name_of_little_weight_is_withheld_by_default(backend_store, e
     result = search(store, UNSEEN_NAME, embedder=embedder)
     assert (result.abstained, result.withheld_by) == (True, "coverage")
     assert "the store never mentions 'zibbo'" in result.notes[-1]
+
+
+def test_an_unseen_name_the_nearest_memory_says_otherwise_is_answered(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, "9 10 Zibbo", embedder=embedder)  # "9 10" alone points elsewhere
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
+    assert result.notes[-1].startswith("the store never wrote 'zibbo' (")
 
 
 def test_the_words_rule_alone_answers_an_unseen_name_of_little_weight(backend_store, embedder):
