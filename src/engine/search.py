@@ -550,7 +550,7 @@ def abstain(
     else:
         if judged and judged[0].respelt:
             result.notes.append(respelt_note(judged[0]))
-        if judged and (judged[0].words_uncovered or (names and judged[0].names_uncovered)):
+        if judged and judged[0].words_uncovered:  # answered all the same: carried
             words = ", ".join(repr(w) for w in judged[0].unseen)
             result.notes.append(
                 f"the store never wrote {words} ({judged[0].unseen_share:.0%} of the query); "
@@ -565,13 +565,17 @@ def uncovered(
     seen: Coverage, names: bool, carried: Callable[[Sequence[str]], bool] | None
 ) -> str | None:
     """Why the coverage test withholds the answer (:mod:`engine.ranking.coverage`), or None:
-    unseen words carrying half the query or, with ``names``, a name the store never wrote,
-    unless the nearest memory ``carried`` the unseen words' meaning in other words."""
-    if not (seen.words_uncovered or (names and seen.names_uncovered)):
+    with ``names`` a name the store never wrote is enough; otherwise unseen words carrying
+    half the query, unless the nearest memory ``carried`` their meaning in other words. A
+    name is not judged by the carry check: a store of package docs says what a question about
+    Flask or Selenium wants in its own tools' words, and the nearest memory carries them."""
+    if names and seen.names_uncovered:
+        return seen.describe(names=True)
+    if not seen.words_uncovered:
         return None
     if seen.seen and carried is not None and carried(seen.unseen):
         return None
-    return seen.describe(names=names)
+    return seen.describe(names=False)
 
 
 def nearest_carries(
