@@ -178,5 +178,10 @@ def test_the_parts_of_a_contraction_are_no_content_words(text):
 
 
 def test_a_word_before_an_apostrophe_that_starts_no_contraction_is_kept():
-    words = [w.text for w in query_words("Kate's garden and the workers' union in O'Brien")]
-    assert words == ["kate", "garden", "workers", "union", "o", "brien"]
+    words = [w.text for w in query_words("Kate's garden and the workers' union")]
+    assert words == ["kate", "garden", "workers", "union"]
+
+
+def test_a_letter_elided_before_a_name_is_no_word():
+    words = {w.text: w.named for w in query_words("Did O'Brien meet d'Artagnan?")}
+    assert words == {"brien": True, "meet": False, "artagnan": True}

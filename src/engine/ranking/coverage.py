@@ -181,13 +181,17 @@ def query_words(
 
 def in_contraction(text: str, start: int, end: int) -> bool:
     """Whether the word ``text[start:end]`` is a part of a contraction that names no topic:
-    what follows its apostrophe ("we'd", "I'm"), or a verb negated by "n't" ("didn't",
-    "won't"), which is "did not". The words split at the apostrophe, and a store written
+    what follows its apostrophe ("we'd", "I'm"), a letter elided before one ("O'Brien"), or
+    a verb negated by "n't" ("didn't", "won't"), which is "did not". The words split at the apostrophe, and a store written
     without contractions (documentation, papers) never holds "didn" or "won": counted as
     words, they carried half of "what didn't the mice develop" and withheld its answer."""
     after_word = start >= 2 and text[start - 1] in APOSTROPHES and is_word_char(text[start - 2])
     if after_word and text[start:end].lower() in CLITICS:
         return True
+    if end - start == 1 and text[end : end + 1] in APOSTROPHES and is_word_char(
+        text[end + 1 : end + 2] or " "
+    ):
+        return True  # a letter elided before a word: "O'Brien", "d'Artagnan", "l'eau"
     negated = (
         text[end : end + 1] in APOSTROPHES
         and text[end + 1 : end + 2] in ("t", "T")
