@@ -182,9 +182,10 @@ def query_words(
 def in_contraction(text: str, start: int, end: int) -> bool:
     """Whether the word ``text[start:end]`` is a part of a contraction that names no topic:
     what follows its apostrophe ("we'd", "I'm"), a letter elided before one ("O'Brien"), or
-    a verb negated by "n't" ("didn't", "won't"), which is "did not". The words split at the apostrophe, and a store written
-    without contractions (documentation, papers) never holds "didn" or "won": counted as
-    words, they carried half of "what didn't the mice develop" and withheld its answer."""
+    a verb negated by "n't" ("didn't", "won't"), which is "did not". The words split at the
+    apostrophe, and a store written without contractions (documentation, papers) never holds
+    "didn" or "won": counted as words, they carried half of "what didn't the mice develop"
+    and withheld its answer."""
     after_word = start >= 2 and text[start - 1] in APOSTROPHES and is_word_char(text[start - 2])
     if after_word and text[start:end].lower() in CLITICS:
         return True
