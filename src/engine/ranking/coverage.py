@@ -145,8 +145,8 @@ def query_words(
 ) -> list[QueryWord]:
     """The query's content words (stop words out), each once and at most ``limit`` of them (as
     many as the search binds), marking names: a word written as one (:func:`written_as_name`)
-    that does not start a sentence. Words inside the ``skip`` spans (the dates it names, which the time arm
-    reads and no memory's text needs to hold) are left out."""
+    that does not start a sentence. Words inside the ``skip`` spans (the dates it names, which
+    the time arm reads and no memory's text needs to hold) are left out."""
     found: dict[str, bool] = {}
     current: list[str] = []
     sentence_start = True
