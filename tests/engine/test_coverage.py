@@ -197,3 +197,15 @@ def test_an_acronym_or_a_code_is_no_name(word):
 def test_a_word_written_as_a_name_is_one(word):
     words = {w.text: w.named for w in query_words(f"How do I use {word} here?")}
     assert words[word.lower()] is True
+
+
+@pytest.mark.parametrize(
+    "text", ["pairs provided by Xrl-sizzled", "the Feuerstein-Mims syndrome", "VgrG (Tssl) tube"]
+)
+def test_a_part_of_a_hyphened_term_or_an_alias_in_parentheses_is_no_name(text):
+    assert not any(w.named for w in query_words(text))
+
+
+def test_a_name_beside_a_hyphen_with_spaces_is_one():
+    words = {w.text: w.named for w in query_words("drivers - Selenium - and more")}
+    assert words["selenium"] is True
