@@ -272,7 +272,10 @@ def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
         f"removed {len(report.removed)}, skipped {len(report.skipped)}, "
         f"embedded {report.embedded} chunk(s), reused {report.reused}"
         + (
-            f", {report.past_budget} past the per-file embedding budget (full text only)"
+            # Not "full text only": a chunk counted may hold the text of one within another
+            # file's budget, embedded by an earlier run; `status` counts those found by full
+            # text only (IndexReport.past_budget).
+            f", {report.past_budget} past the per-file embedding budget"
             if report.past_budget
             else ""
         )

@@ -598,3 +598,34 @@ def test_a_broken_pipe_inside_a_command_is_not_reported_as_a_fault_of_the_store(
     must end the command as a gone reader does, not as 'memsift: [Errno 32] Broken pipe'."""
     with pytest.raises(BrokenPipeError), engine.cli.user_errors(debug=False):
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+# --------------------------------------------------------------------------- index's counts
+
+
+def test_index_does_not_call_a_chunk_full_text_only_that_shares_a_vector_from_an_earlier_run(
+    tmp_path,
+):
+    """A run that rewrites a file over the budget counts the chunks the budget leaves out of
+    it; one of them holds the same text as a chunk b.md embedded in the first run, so it has a
+    vector. The line must not claim the whole figure is found by full text only: `status`
+    counts those, 7 here."""
+    root = tmp_path / "s"
+    (root / ".memsift").mkdir(parents=True)
+    (root / ".memsift" / "config.toml").write_text("[limits]\nembed_chunks_per_file = 2\n")
+
+    def paragraph(n: int) -> str:  # one chunk each: no sentence end inside, over 1,000 chars
+        clauses = (f"paragraph {n} clause {k} says something about item {n}-{k}" for k in range(20))
+        return " ".join(clauses)
+
+    def log(count: int) -> str:
+        return "---\ntitle: Log\n---\n" + "\n\n".join(paragraph(n) for n in range(count)) + "\n"
+
+    (root / "a.md").write_text(log(10), encoding="utf-8")  # chunks 0 and 8 embedded
+    (root / "b.md").write_text(log(2), encoding="utf-8")  # both embedded, a.md's chunk 1 too
+    assert run("index", store=root).exit_code == 0
+    (root / "a.md").write_text(log(10).replace("paragraph 9 clause 0", "paragraph 9 clause zero"))
+    line = run("index", store=root).stdout.splitlines()[0]
+    status = json.loads(run("status", "--json", store=root).stdout)
+    assert status["full_text_only_chunks"] == 7
+    assert line.endswith(", 8 past the per-file embedding budget")
