@@ -185,3 +185,15 @@ def test_a_word_before_an_apostrophe_that_starts_no_contraction_is_kept():
 def test_a_letter_elided_before_a_name_is_no_word():
     words = {w.text: w.named for w in query_words("Did O'Brien meet d'Artagnan?")}
     assert words == {"brien": True, "meet": False, "artagnan": True}
+
+
+@pytest.mark.parametrize("word", ["PBA", "Rpl23", "cRCT", "BlaER1", "TV", "S3"])
+def test_an_acronym_or_a_code_is_no_name(word):
+    words = {w.text: w.named for w in query_words(f"Does the study of {word} hold?")}
+    assert words[word.lower()] is False
+
+
+@pytest.mark.parametrize("word", ["Flask", "MongoDB", "MySQL", "Tomas", "Zoë"])
+def test_a_word_written_as_a_name_is_one(word):
+    words = {w.text: w.named for w in query_words(f"How do I use {word} here?")}
+    assert words[word.lower()] is True
