@@ -217,6 +217,21 @@ def test_a_full_run_remakes_lists_the_store_outgrew(notes, pg_url):  # type: ign
     assert ranking(notes, "cluster") == exact_ranking(notes, pg_url, "cluster")
 
 
+def test_a_full_run_reports_the_passes_of_the_lists_it_makes(notes):  # type: ignore[no-untyped-def]
+    for number in range(2):
+        name, text = cluster_note(number)
+        (notes.root / name).write_text(text)
+    heard: list[tuple[str, int, int]] = []
+
+    index_store(notes, embed=False, progress=lambda *step: heard.append(step))
+
+    assert [step for step in heard if step[0] == "champions"] == [
+        ("champions", 0, 2),
+        ("champions", 1, 2),
+        ("champions", 2, 2),
+    ]
+
+
 def downgrade_to_layout_3(url: str) -> None:
     """Make the index what memsift wrote before champion lists: layout 3."""
     sql(url, "DROP TABLE fts_champions")

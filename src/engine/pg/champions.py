@@ -50,6 +50,7 @@ import atexit
 import contextlib
 import threading
 
+from engine.indexing.pipeline import Progress
 from engine.pg.driver import PgConnection, PgError, connect, guarded
 from engine.pg.indexdb import lock_rows, read_meta, write_meta
 from engine.pg.target import DatabaseTarget
@@ -153,18 +154,23 @@ def mark(conn: PgConnection) -> int:
     return int(top)
 
 
-def build_champions(conn: PgConnection) -> int:
+def build_champions(conn: PgConnection, progress: Progress | None = None) -> int:
     """Make the champion lists anew from the chunks written so far; return how many words got
     one. The lists and their mark replace the old ones in one transaction, so a search sees
-    either the old lists with the old mark or the new ones with the new mark."""
+    either the old lists with the old mark or the new ones with the new mark. ``progress``
+    hears ``("champions", passes done, 2)`` before the first pass over the postings and after
+    each (minutes each at a million memories: the only sign of life an index run gives then)."""
     through = mark(conn)
     params = {"through": through, "common": COMMON, "depth": DEPTH}
+    say = progress or (lambda _phase, _done, _total: None)
     with conn:
         # One snapshot for every statement: the counts and lists are of the chunks it holds,
         # and the deleted chunks it clears from fts_gone are exactly those it no longer holds
         # (a chunk deleted after it began stays there, so a search still subtracts it).
         conn.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        say("champions", 0, 2)
         conn.run(CUTOFFS, params)
+        say("champions", 1, 2)
         conn.run("DELETE FROM fts_champions")
         conn.run(LISTS, params)
         conn.run("DELETE FROM fts_gone")
@@ -175,6 +181,7 @@ def build_champions(conn: PgConnection) -> int:
         write_meta(conn, RULE_KEY, rule())
         write_meta(conn, WORDS_KEY, words)
     conn.run("ANALYZE fts_champions")
+    say("champions", 2, 2)
     return int(words)
 
 
@@ -233,7 +240,9 @@ def lock_key(schema: str) -> str:
     return f"memsift champions {schema}"
 
 
-def refresh_champions(conn: PgConnection, *, wait: bool = True) -> int | None:
+def refresh_champions(
+    conn: PgConnection, *, wait: bool = True, progress: Progress | None = None
+) -> int | None:
     """Make the lists anew when :func:`stale`; how many words got one, or None when they were
     fresh enough and kept. Under the store's build lock: ``wait`` for a build under way (a full
     run's end, which then finds the lists fresh), or else leave it be and return None."""
@@ -249,7 +258,7 @@ def refresh_champions(conn: PgConnection, *, wait: bool = True) -> int | None:
     try:
         with conn:
             due = stale(conn)
-        return build_champions(conn) if due else None
+        return build_champions(conn, progress) if due else None
     finally:
         conn.run("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
 
