@@ -10,11 +10,11 @@ scan the arm falls back to without them, through every write path.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import psycopg
 import pytest
+from test_freshness import WAIT_S, eventually
 
 from engine.agents.write import forget, remember
 from engine.files.store import open_store
@@ -48,11 +48,6 @@ def lists(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(champions, "DEPTH", 4)
 
 
-#: How long a test waits for a write, a search or a rebuild behind a write: generous (a loaded
-#: machine is slow), and a condition that holds ends the wait at once.
-WAIT_S = 120
-
-
 @pytest.fixture(autouse=True)
 def settled(pg_url: str) -> Iterator[None]:
     """No rebuild behind a write outlives its test (its database is dropped after it)."""
@@ -64,16 +59,6 @@ def settled(pg_url: str) -> Iterator[None]:
 def kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """The lists are not remade by the writes of the test (the drift they allow is tested)."""
     monkeypatch.setattr(champions, "STALE_SHARE", 1.0)
-
-
-def eventually(check: Callable[[], bool], timeout: float = WAIT_S) -> bool:
-    """Poll until ``check`` holds or the deadline passes (no timed assertion)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture
