@@ -53,6 +53,7 @@ from engine.measure.results_schema import (
     QuestionOutcome,
     write_results,
 )
+from engine.ranking.coverage import WORDS_RULE
 from engine.search import Searcher
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,19 +68,20 @@ FIXED_FLOOR = 0.25
 CHAT_SET = "realtalk/chat-01"
 #: The rules every question is asked under: (label, floor, coverage test). "fixed" is the old
 #: default floor; "store" the store's own floor alone (``[limits] withhold_unseen = false``);
-#: "default" today's default, the store floor and the coverage test's words rule
-#: (``withhold_unseen`` unset); "store+unseen" adds its names rule (``withhold_unseen = true``).
-RULES: tuple[tuple[str, float | None, bool | None], ...] = (
+#: "words" the store floor and the coverage test's words rule alone (``withhold_unseen =
+#: "words"``, the default before names spelt otherwise counted as written); "default" today's
+#: default, the store floor and both rules of the coverage test (``withhold_unseen`` unset).
+RULES: tuple[tuple[str, float | None, bool | str | None], ...] = (
     ("fixed", FIXED_FLOOR, False),
     ("store", None, False),
+    ("words", None, WORDS_RULE),
     ("default", None, None),
-    ("store+unseen", None, True),
 )
 #: How each rule's coverage test is said beside its floor.
-COVERAGE_TEXT = {
+COVERAGE_TEXT: dict[bool | str | None, str] = {
     False: "",
-    None: " and the coverage test's words rule",
-    True: " and the coverage test's words and names rules",
+    WORDS_RULE: " and the coverage test's words rule",
+    None: " and the coverage test (names and words)",
 }
 #: One mtime for every written file, so a kept store re-indexes nothing on the next run.
 CORPUS_MTIME_NS = 1_700_000_000 * 10**9
@@ -158,7 +160,7 @@ def ask(
     question: str,
     floor: float | None,
     expect: str | None,
-    unseen: bool | None,
+    unseen: bool | str | None,
 ) -> QuestionOutcome:
     result = searcher.search(question, limit=10, min_similarity=floor, withhold_unseen=unseen)
     paths = [hit.path for hit in result.hits]

@@ -542,33 +542,32 @@ NO_ANSWER = """\
 A search answers nothing when no memory holds every query word and the memory nearest in
 meaning (a hit or not) is less similar to the query than the abstention floor, or when the
 store has never seen what the query is about and that memory is not near in meaning (the
-coverage test, `engine.ranking.coverage`): by default, words no chunk holds carry half the
-question and the nearest memory does not say them in other words (the words rule); with
-`[limits] withhold_unseen = true`, also when a name the question gives is in no chunk (the
-names rule). `{command}` checks them on stores of real documents nobody on this project
-wrote, built from what the measuring machine holds, written as Markdown memories and indexed
-by the normal indexer with the default embedder; each store is asked this project's own
-questions (`benchmarks/abstention/*.json`): answerable ones, each naming the file that
-answers it, and foreign ones that nothing in the store answers (made-up words, everyday
-questions off the store's topic, people and things it never mentions, near misses in its own
-field). Every question runs through the normal search under four rules: the fixed floor of
-{fixed_floor} that `[limits] min_similarity` defaulted to before; the store's own floor
-alone (`withhold_unseen = false`); the default, the store's floor and the words rule; and the
-store's floor with both rules. The goals: at most 10 % of foreign questions answered, no
-answerable one silenced.
+coverage test, `engine.ranking.coverage`): a name the question gives is in no chunk, not even
+spelt otherwise (the names rule), or words no chunk holds carry half the question and the
+nearest memory does not say them in other words (the words rule). `{command}` checks them on
+stores of real documents nobody on this project wrote, built from what the measuring machine
+holds, written as Markdown memories and indexed by the normal indexer with the default
+embedder; each store is asked this project's own questions (`benchmarks/abstention/*.json`):
+answerable ones, each naming the file that answers it, and foreign ones that nothing in the
+store answers (made-up words, everyday questions off the store's topic, people and things it
+never mentions, near misses in its own field). Every question runs through the normal search
+under four rules: the fixed floor of {fixed_floor} that `[limits] min_similarity` defaulted
+to before; the store's own floor alone (`withhold_unseen = false`); the store's floor and the
+words rule alone (`withhold_unseen = "words"`); and the default, the store's floor and both
+rules. The goals: at most 10 % of foreign questions answered, no answerable one silenced.
 """
 STORE_FLOOR = """\
 A store floor is measured at the end of an index run: strings of made-up words are compared
 with every chunk, and the floor is the similarity that nine in ten of them stay under
 (kept between 0.25 and 0.45). It holds back nonsense; a question in real words about
 something the store lacks can come as close to some memory as a question it answers. The
-coverage test catches most of those from their words. Its words rule is on by default: a
-memory that says the unseen words otherwise ("housework" asked of a chat about cleaning and
-laundry) is no closer to the question without them, and answers; a question of more than
-twelve content words (a dialogue used as a query) is not judged. Its names rule is opt-in:
-real chat questions often spell people otherwise than the chat does ("Muhammad" for
-"Muhhamed"), and it silenced such questions on the REALTALK quality sets; it suits stores
-of documents, whose names are spelt one way.
+coverage test catches most of those from their words. Its names rule catches questions about
+neighbouring tools a store of documents never names (Flask, MongoDB); a name the store writes
+spelt otherwise counts as written (a chat whose speaker types "Muhhamed" is asked about
+"Muhammad", `engine.ranking.names`). Its words rule lets a memory that says the unseen words
+otherwise ("housework" asked of a chat about cleaning and laundry) answer: it is no closer
+to the question without them. A question of more than twelve content words (a dialogue used
+as a query) is not judged.
 """
 
 
@@ -592,7 +591,6 @@ def no_answer(page: MeasuredPage) -> list[str]:
     for corpus in abstention.corpora:
         store = (
             corpus.floor_named("default")
-            or corpus.floor_named("store+unseen")
             or corpus.floor_named("store")
         )
         if not store:

@@ -199,8 +199,9 @@ def page_context(
     tabs: bool = True,
     written: bool = False,
 ) -> dict[str, object]:
-    """The template's whole context, as plain data; ``tabs`` shows each dialect's SQL in a
-    content tab (pymdownx.tabbed) rather than under a bold heading of its own; ``written``
+    """The arms page's whole context, as plain data, for
+    :func:`~arms_doc.arms_markdown.render_arms` to write; ``tabs`` shows each dialect's SQL in
+    a content tab (pymdownx.tabbed) rather than under a bold heading of its own; ``written``
     leaves the commit out (links then lead to ``HEAD``), for the page ``memsift docs write``
     puts in a file."""
     link_path = git.path if git else registry.file

@@ -153,7 +153,8 @@ def fresh_pages(sources: Sources, registry: Registry, git: GitInfo | None) -> St
     """Both pages rendered from their sources, with what to tell; ``git`` is what git says
     of the registry now."""
     # Imported here, not with the module: MkDocs imports every plugin a config lists before
-    # it knows what it will do, and only the pages need the engine and the templates.
+    # it knows what it will do, and only the pages need the engine and the modules that
+    # write them.
     from arms_doc.page import page_from_registry
     from arms_doc.remembered import Stored
 

@@ -6,17 +6,19 @@ results schema's classes (60 of them, made when the module is imported), reading
 the results files, assembling the statements, rendering. The pages are a function of what
 they are read from, so a build remembers them (with the warnings and notes they came with),
 in this process (a rebuild of ``mkdocs serve`` after a docs page was saved) and as a file in
-the plugin's private cache folder (Jinja's, see :func:`arms_doc.verdicts.cache_folder`) for
-the next build, under a key made of:
+the plugin's private cache folder (the one Jinja keeps for its bytecode cache, borrowed for
+its safety checks: see :func:`arms_doc.verdicts.cache_folder`) for the next build, under a key
+made of:
 
-- the options (:class:`~arms_doc.pages.Sources`), the Python version, Jinja's and
-  Python-Markdown's;
+- the options (:class:`~arms_doc.pages.Sources`), the Python version and Python-Markdown's
+  (its toc extension makes the anchors' slugs); not Jinja's, which renders neither page;
 - the registry's and every results file's content, and which results files exist;
 - what git says of the registry (the commit, whether the file differs from it), asked on
   every build;
 - the code that renders, assembles and prepares, and every module a role can link to: each
   file's size and modification time in the registry's source tree (its packages) and in the
-  installed ``arms_doc`` and ``engine`` packages, the arms page's template included;
+  installed ``arms_doc`` and ``engine`` packages, the modules that write both pages
+  (:mod:`arms_doc.arms_markdown`, :mod:`arms_doc.measured_markdown`) included;
 - the SQLite that prepared the statements (the files of apsw and sqlite-vec).
 
 Any change to one of these is another key, and the pages are rendered afresh. The folder
@@ -85,14 +87,12 @@ def pages_key(options: str, registry: Path, results: Path, git: object, code: li
 def key_parts(
     options: str, registry: Path, results: Path, git: object, code: list[Path]
 ) -> Iterator[str]:
-    import jinja2
     import markdown
 
     yield FORMAT
     yield options
     yield sys.version
-    # The templates' engine, and the slugs of the page's anchors (Python-Markdown's toc).
-    yield f"jinja2 {jinja2.__version__} markdown {markdown.__version__}"
+    yield f"markdown {markdown.__version__}"  # the slugs of the pages' anchors (its toc)
     yield repr(git)
     yield content(registry)
     if results.is_dir():

@@ -6,11 +6,11 @@ millisecond or two to compile. Its verdict depends only on the statements' text,
 that prepares them (its version, sqlite-vec's, its compile options), the schema they are
 prepared against and the rules that judge what SQLite answered. So a build that found no
 problem remembers that, under a key made of all of these: in this process (a rebuild of
-``mkdocs serve``) and as an empty file in the plugin's private cache folder (Jinja's, see
-:func:`cache_folder`), for the next build. A build whose key matches
-skips the preparing; any change to a statement, to the schema or to SQLite makes another key
-and prepares again. Only a pass is remembered: a registry SQLite refuses is prepared, and
-refused, on every build. A folder that cannot be read or written is no cache.
+``mkdocs serve``) and as an empty file in the plugin's private cache folder (the one Jinja
+keeps for its bytecode cache, see :func:`cache_folder`), for the next build. A build whose
+key matches skips the preparing; any change to a statement, to the schema or to SQLite makes
+another key and prepares again. Only a pass is remembered: a registry SQLite refuses is
+prepared, and refused, on every build. A folder that cannot be read or written is no cache.
 """
 
 from __future__ import annotations
@@ -41,9 +41,12 @@ def verdict_key(parts: Iterable[str]) -> str:
 def cache_folder() -> Path | None:
     """The plugin's private cache folder, or None when there is no safe one.
 
-    It is the folder of Jinja's bytecode cache (Jinja is there wherever MkDocs is): a folder of
-    the user's own in the temporary directory, which Jinja makes private and checks (a place
-    that is not a private folder of this user's is no cache)."""
+    It is the folder Jinja keeps its bytecode cache in (Jinja is there wherever MkDocs is): a
+    folder of the user's own in the temporary directory, which Jinja makes private and checks
+    (a place that is not a private folder of this user's is no cache). No template is compiled
+    into it any more (both pages are written in plain Python); the plugin borrows the folder
+    for those checks, and keeps it so that what earlier builds left there is found, not
+    orphaned in a folder nothing reads."""
     from jinja2 import FileSystemBytecodeCache
 
     try:

@@ -72,6 +72,9 @@ class SearchSession(Protocol):
     ) -> tuple[dict[tuple[str, bool], int], int]:
         """Chunks of the whole store holding each word (or, ``True``, a word starting with it),
         capped; and the store's number of chunks (engine.ranking.coverage)."""
+    def sample_texts(self, count: int) -> list[str]:
+        """The text of about ``count`` of the store's chunks, evenly spread over it (the
+        names it writes: engine.ranking.names)."""
 
     # The store floor (engine.floor.FloorPlace): its record, and the probes against the chunks.
     def floor_record(self) -> str | None: ...

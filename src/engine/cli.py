@@ -2,7 +2,9 @@
 
 Exit codes: 0 success, 1 no result where that matters (a search with no hits, a docs check
 that finds a page out of date), 2 bad input or an unusable store, with one line saying what is
-wrong and what to do (``--debug`` adds the traceback).
+wrong and what to do (``--debug`` adds the traceback), and 141 when whoever read the output
+closed the pipe before all of it was written (``memsift search x | head -1``), as a shell
+reports for any Unix tool SIGPIPE ends.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, NoReturn
@@ -34,6 +36,40 @@ from engine.sqlite.errors import DRIVER_ERRORS
 from engine.status import stale_state_paths, store_status
 from engine.terminal import printable
 from engine.version import memsift_version
+
+#: The status of a command whose reader went away: 128 + SIGPIPE's number, what a shell reports
+#: for ``cat`` or ``grep`` ended by SIGPIPE in a pipeline, so a ``set -o pipefail`` script
+#: treats memsift as it treats them. Neither 1 (which says "no result") nor 0 (the output was
+#: not all delivered, and a caller reading ``--json`` from a pipe that broke must not take a
+#: part for the whole).
+READER_GONE_EXIT = 141
+
+
+class ReaderGone(Exception):
+    """Whoever read memsift's output (``head``, a pager, a program) closed the pipe before all
+    of it was written. Raised in place of the write's ``BrokenPipeError`` where click would
+    otherwise catch that and end with status 1, which here means "no result"."""
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Let a write to a pipe nobody reads any more end the command as :class:`ReaderGone`."""
+    try:
+        yield
+    except BrokenPipeError as exc:
+        raise ReaderGone from exc
+
+
+def end_for_gone_reader() -> NoReturn:
+    """End quietly with :data:`READER_GONE_EXIT`: nothing more can reach the reader, and a
+    line about the broken pipe, or a traceback, would only be noise (or fail in turn). Both
+    streams are pointed at the null device first, so the output still buffered is flushed
+    there when Python exits, not reported as one more ``BrokenPipeError``."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(AttributeError, OSError, ValueError):  # a stream without a descriptor
+            os.dup2(devnull, stream.fileno())
+    sys.exit(READER_GONE_EXIT)
 
 
 class UserError(click.ClickException):
@@ -70,6 +106,8 @@ def user_errors(debug: bool) -> Iterator[None]:
         if debug:
             print_traceback()
         fail(exc.worded(option_name))
+    except BrokenPipeError:  # the output's reader left: no fault of the store (see ReaderGone)
+        raise
     except (
         DatabaseError,
         StoreError,
@@ -134,6 +172,20 @@ class StoreGroup(click.Group):
                 )
             )
         super().add_command(cmd, name)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        with reader_may_leave():  # --help and --version write while the arguments are read
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with reader_may_leave():  # every command's output is written in here
+            return super().invoke(ctx)
 
 
 @click.group(cls=StoreGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -220,7 +272,10 @@ def index(ctx: click.Context, no_embed: bool, as_json: bool) -> None:
         f"removed {len(report.removed)}, skipped {len(report.skipped)}, "
         f"embedded {report.embedded} chunk(s), reused {report.reused}"
         + (
-            f", {report.past_budget} past the per-file embedding budget (full text only)"
+            # Not "full text only": a chunk counted may hold the text of one within another
+            # file's budget, embedded by an earlier run; `status` counts those found by full
+            # text only (IndexReport.past_budget).
+            f", {report.past_budget} past the per-file embedding budget"
             if report.past_budget
             else ""
         )
@@ -278,11 +333,10 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--withhold-unseen/--answer-unseen",
     default=None,
-    help="--withhold-unseen: also answer nothing when the store never wrote a name the query "
-    "gives (the names rule); --answer-unseen: not even when it never wrote most of its words. "
-    "Default: [limits] withhold_unseen, else the words rule alone (an answer is withheld when "
-    "unseen words carry half the query, no memory says them otherwise and none is 0.6 "
-    "similar).",
+    help="--withhold-unseen: answer nothing when the store never wrote a name the query gives "
+    "(not even spelt otherwise) or words carrying half of it, unless a memory is 0.6 similar "
+    "(the coverage test); --answer-unseen: answer all the same. Default: [limits] "
+    "withhold_unseen, else --withhold-unseen.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--explain", is_flag=True, help="Show each arm's rank and contribution per hit.")
@@ -378,7 +432,11 @@ def search_account(result: SearchResult, asked_off: set[str]) -> list[str]:
             lines.append(f"{result.arm_labels.get(name, name)} off: {why}")
     lines += result.notes
     if result.abstained:  # the engine's note names no option: other callers have none
-        lines.append("--min-similarity 0 shows the withheld hits")
+        lines.append(
+            "--answer-unseen shows the withheld hits"
+            if result.withheld_by == "coverage"
+            else "--min-similarity 0 shows the withheld hits"
+        )
     return lines
 
 
@@ -1092,16 +1150,21 @@ def main() -> None:
     """Console entry point: the last line of defence keeps tracebacks behind --debug (and
     passwords out of them)."""
     try:
-        cli(prog_name="memsift")
-    except Exception as exc:
-        if "--debug" in sys.argv[1:]:
-            print_traceback()
-        click.echo(
-            f"memsift: unexpected {type(exc).__name__}: {said(str(exc))} "
-            "(rerun with --debug for the traceback, and please report it)",
-            err=True,
-        )
-        sys.exit(2)
+        try:
+            cli(prog_name="memsift")
+        except (ReaderGone, BrokenPipeError):  # the latter: an error's line to a closed stderr
+            end_for_gone_reader()
+        except Exception as exc:
+            if "--debug" in sys.argv[1:]:
+                print_traceback()
+            click.echo(
+                f"memsift: unexpected {type(exc).__name__}: {said(str(exc))} "
+                "(rerun with --debug for the traceback, and please report it)",
+                err=True,
+            )
+            sys.exit(2)
+    except BrokenPipeError:  # the line about an unexpected error could not be written either
+        end_for_gone_reader()
 
 
 if __name__ == "__main__":  # python -m engine.cli, as from a checkout without the script

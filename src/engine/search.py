@@ -33,6 +33,7 @@ from engine.ranking.authority import judge
 from engine.ranking.contract import Available, bind, bound_prefix
 from engine.ranking.coverage import (
     NEAR,
+    WORDS_RULE,
     Coverage,
     carries,
     coverage,
@@ -41,6 +42,8 @@ from engine.ranking.coverage import (
     without,
 )
 from engine.ranking.floor import Floor
+from engine.ranking.names import SAMPLE as NAMES_SAMPLE
+from engine.ranking.names import StoreNames, alike, store_names
 from engine.ranking.query import QueryTerms, sanitize
 from engine.ranking.scope import ScopeSpec, build_scope
 from engine.ranking.twins import Candidate, order_twins
@@ -202,15 +205,15 @@ def search(
     candidate_limit: int = CANDIDATE_LIMIT,
     weights: dict[str, float] | None = None,
     min_similarity: float | None = None,
-    withhold_unseen: bool | None = None,
+    withhold_unseen: bool | str | None = None,
 ) -> SearchResult:
     """Search ``store`` for ``query``; see the module docstring for what the result reports.
 
     ``weights`` replaces the configured weights (for evaluation; a CLI caller cannot set it).
     ``min_similarity`` replaces the abstention floor (``[limits] min_similarity``, else the
     store's own; 0 never abstains). ``withhold_unseen`` chooses the coverage test for this
-    search: True the names rule as well as the words rule, False none, None ``[limits]
-    withhold_unseen`` (unset there: the words rule; :mod:`engine.ranking.coverage`).
+    search: True both its rules (names and words), ``"words"`` the words rule alone, False
+    none, None ``[limits] withhold_unseen`` (unset there: both; :mod:`engine.ranking.coverage`).
     One call opens and closes the index; for many searches keep a :class:`Searcher`.
     """
     with Searcher(store, embedder=embedder) as searcher:
@@ -260,7 +263,7 @@ class Searcher:
         candidate_limit: int = CANDIDATE_LIMIT,
         weights: dict[str, float] | None = None,
         min_similarity: float | None = None,
-        withhold_unseen: bool | None = None,
+        withhold_unseen: bool | str | None = None,
     ) -> SearchResult:
         """Search for ``query``; the same options and result as :func:`search`."""
         if not 1 <= limit <= MAX_LIMIT or not 1 <= candidate_limit <= MAX_LIMIT:
@@ -316,7 +319,7 @@ def run_search(
     candidate_limit: int,
     weights: dict[str, float] | None,
     min_similarity: float | None = 0.0,
-    withhold_unseen: bool | None = None,
+    withhold_unseen: bool | str | None = None,
 ) -> SearchResult:
     """One search on an open backend (with a state plane when ``has_state``); the abstention
     floor is ``min_similarity`` when given, else ``config``'s, else the store's own."""
@@ -420,6 +423,7 @@ def run_search(
         for r in records + nearest
     }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
+    found = [text for own in chunks.values() for text, _ in own]
 
     def carried(words: Sequence[str]) -> bool:
         """Whether the memory nearest in meaning says ``words`` in other words: taking them
@@ -432,8 +436,8 @@ def run_search(
         result,
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         closest,
-        (lambda: store_coverage(db, query)) if unseen is not False else None,
-        names=unseen is True,
+        (lambda: store_coverage(db, query, found)) if unseen is not False else None,
+        names=unseen != WORDS_RULE,
         carried=carried,
         hits=len(records),
     ):
@@ -512,6 +516,13 @@ def abstain(
     best = [round(s, 4) for s in closest.values() if s is not None]
     if not best:
         return False
+    judged: list[Coverage] = []
+
+    def seen() -> Coverage:
+        if not judged and coverage is not None:
+            judged.append(coverage())
+        return judged[0]
+
     result.best_similarity = max(best)
     if result.fts_form == "all":
         return False
@@ -528,7 +539,7 @@ def abstain(
         coverage is not None
         and chosen.source in ("store", "default")
         and result.best_similarity < NEAR
-        and (why := uncovered(coverage(), names, carried)) is not None
+        and (why := uncovered(seen(), names, carried)) is not None
     ):
         result.withheld_by = "coverage"
         result.notes.append(
@@ -537,6 +548,14 @@ def abstain(
             f"answer such a question {withheld}"
         )
     else:
+        if judged and judged[0].respelt:
+            result.notes.append(respelt_note(judged[0]))
+        if judged and judged[0].words_uncovered:  # answered all the same: carried
+            words = ", ".join(repr(w) for w in judged[0].unseen)
+            result.notes.append(
+                f"the store never wrote {words} ({judged[0].unseen_share:.0%} of the query); "
+                "the memory nearest in meaning says them otherwise, so it answers"
+            )
         return False
     result.abstained = True
     return True
@@ -546,8 +565,10 @@ def uncovered(
     seen: Coverage, names: bool, carried: Callable[[Sequence[str]], bool] | None
 ) -> str | None:
     """Why the coverage test withholds the answer (:mod:`engine.ranking.coverage`), or None:
-    with ``names`` an unseen name is enough; otherwise unseen words carrying half the query,
-    unless the nearest memory ``carried`` their meaning in other words."""
+    with ``names`` a name the store never wrote is enough; otherwise unseen words carrying
+    half the query, unless the nearest memory ``carried`` their meaning in other words. A
+    name is not judged by the carry check: a store of package docs says what a question about
+    Flask or Selenium wants in its own tools' words, and the nearest memory carries them."""
     if names and seen.names_uncovered:
         return seen.describe(names=True)
     if not seen.words_uncovered:
@@ -605,12 +626,30 @@ def twin_order(
     return [records[i] for i in order], above
 
 
-def store_coverage(db: SearchSession, query: str) -> Coverage:
+def respelt_note(seen: Coverage) -> str:
+    """What a search answered by taking the query's names for the store's own spellings."""
+    return "; ".join(
+        f"the store never wrote {word!r}: taken for its {written!r}"
+        for word, written in seen.respelt
+    )
+
+
+def store_coverage(db: SearchSession, query: str, found: Sequence[str] = ()) -> Coverage:
     """What of ``query`` the store behind ``db`` has seen (counted only when the abstention
-    rule needs it: a query that misses the floor or binds every word never asks)."""
+    rule needs it: a query that misses the floor or binds every word never asks). A name the
+    store never wrote is looked for, spelt otherwise, among the names of a sample of its
+    chunks and of the chunks the search ``found`` (:mod:`engine.ranking.names`; read once,
+    only for a query that gives such a name)."""
     words = query_words(query, skip=time_spans(query))
     counts, chunks = db.chunk_counts(lookups(words) if words else [])
-    return coverage(words, counts, chunks)
+    names: list[StoreNames] = []
+
+    def respell(name: str) -> str | None:
+        if not names:
+            names.append(store_names([*db.sample_texts(NAMES_SAMPLE), *found]))
+        return alike(name, names[0])
+
+    return coverage(words, counts, chunks, respell)
 
 
 def clean_text(text: str) -> str:

@@ -136,6 +136,21 @@ def test_other_options_render_again(sources: Sources, renders: list[str]):
     assert len(renders) == 2
 
 
+def test_another_jinja_renders_no_page_again(
+    sources: Sources, renders: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    """Both pages are written in plain Python: Jinja, whose folder the cache borrows, makes no
+    part of them, so upgrading it is no reason to render them afresh."""
+    import jinja2
+
+    render_pages(sources)
+    monkeypatch.setattr(jinja2, "__version__", "99.0", raising=False)
+
+    render_pages(sources)
+
+    assert renders == ["arms.py"]
+
+
 def test_a_registry_that_cannot_be_read_stops_every_build(sources: Sources, renders: list[str]):
     render_pages(sources)
     sources.registry.write_text("ARMS = (\n", encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -544,3 +545,87 @@ def test_search_passes_the_coverage_test_choice_to_the_engine(
     monkeypatch.setattr(engine.cli, "search", spy)
     run("search", "staging database port", *flags, store=example_store)
     assert seen["withhold_unseen"] is expected
+
+
+# --------------------------------------------------------------------------- a reader gone
+
+
+def memsift_into_closed_pipe(stream: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """memsift with its ``stream`` ("stdout" or "stderr") a pipe whose reader has already
+    gone, as after `| head -1` has read its line: every write there fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    other = "stderr" if stream == "stdout" else "stdout"
+    try:
+        return subprocess.run(  # a child with a timeout: a regression fails instead of hanging
+            [sys.executable, "-c", CLI_MAIN, *args],
+            **{stream: write_end, other: subprocess.PIPE},  # type: ignore[call-overload]
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("search", "staging database port"),
+        ("search", "staging database port", "--json"),
+        ("list",),
+        ("list", "--json"),
+        ("--help",),
+    ],
+)
+def test_a_reader_closing_stdout_early_ends_the_command_quietly_as_sigpipe_would(
+    example_store, command
+):
+    """`memsift search x | head -1`: no traceback, no 'Broken pipe' line, and the status a
+    shell reports for a tool SIGPIPE ended (128 + 13), never 1, which means 'no result'."""
+    done = memsift_into_closed_pipe("stdout", "--store", str(example_store), *command)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_an_error_whose_reader_closed_stderr_ends_with_the_sigpipe_status(tmp_path):
+    """The one line saying what is wrong cannot be written: memsift ends as a Unix tool
+    would, not with a Python exception it cannot show either."""
+    done = memsift_into_closed_pipe("stderr", "--store", str(tmp_path / "missing"), "status")
+    assert (done.returncode, done.stdout) == (141, "")
+
+
+def test_a_broken_pipe_inside_a_command_is_not_reported_as_a_fault_of_the_store():
+    """A progress line to a stderr nobody reads fails inside the command's error handling; it
+    must end the command as a gone reader does, not as 'memsift: [Errno 32] Broken pipe'."""
+    with pytest.raises(BrokenPipeError), engine.cli.user_errors(debug=False):
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+# --------------------------------------------------------------------------- index's counts
+
+
+def test_index_does_not_call_a_chunk_full_text_only_that_shares_a_vector_from_an_earlier_run(
+    tmp_path,
+):
+    """A run that rewrites a file over the budget counts the chunks the budget leaves out of
+    it; one of them holds the same text as a chunk b.md embedded in the first run, so it has a
+    vector. The line must not claim the whole figure is found by full text only: `status`
+    counts those, 7 here."""
+    root = tmp_path / "s"
+    (root / ".memsift").mkdir(parents=True)
+    (root / ".memsift" / "config.toml").write_text("[limits]\nembed_chunks_per_file = 2\n")
+
+    def paragraph(n: int) -> str:  # one chunk each: no sentence end inside, over 1,000 chars
+        clauses = (f"paragraph {n} clause {k} says something about item {n}-{k}" for k in range(20))
+        return " ".join(clauses)
+
+    def log(count: int) -> str:
+        return "---\ntitle: Log\n---\n" + "\n\n".join(paragraph(n) for n in range(count)) + "\n"
+
+    (root / "a.md").write_text(log(10), encoding="utf-8")  # chunks 0 and 8 embedded
+    (root / "b.md").write_text(log(2), encoding="utf-8")  # both embedded, a.md's chunk 1 too
+    assert run("index", store=root).exit_code == 0
+    (root / "a.md").write_text(log(10).replace("paragraph 9 clause 0", "paragraph 9 clause zero"))
+    line = run("index", store=root).stdout.splitlines()[0]
+    status = json.loads(run("status", "--json", store=root).stdout)
+    assert status["full_text_only_chunks"] == 7
+    assert line.endswith(", 8 past the per-file embedding budget")

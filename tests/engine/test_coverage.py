@@ -178,5 +178,34 @@ def test_the_parts_of_a_contraction_are_no_content_words(text):
 
 
 def test_a_word_before_an_apostrophe_that_starts_no_contraction_is_kept():
-    words = [w.text for w in query_words("Kate's garden and the workers' union in O'Brien")]
-    assert words == ["kate", "garden", "workers", "union", "o", "brien"]
+    words = [w.text for w in query_words("Kate's garden and the workers' union")]
+    assert words == ["kate", "garden", "workers", "union"]
+
+
+def test_a_letter_elided_before_a_name_is_no_word():
+    words = {w.text: w.named for w in query_words("Did O'Brien meet d'Artagnan?")}
+    assert words == {"brien": True, "meet": False, "artagnan": True}
+
+
+@pytest.mark.parametrize("word", ["PBA", "Rpl23", "cRCT", "BlaER1", "TV", "S3"])
+def test_an_acronym_or_a_code_is_no_name(word):
+    words = {w.text: w.named for w in query_words(f"Does the study of {word} hold?")}
+    assert words[word.lower()] is False
+
+
+@pytest.mark.parametrize("word", ["Flask", "MongoDB", "MySQL", "Tomas", "Zoë"])
+def test_a_word_written_as_a_name_is_one(word):
+    words = {w.text: w.named for w in query_words(f"How do I use {word} here?")}
+    assert words[word.lower()] is True
+
+
+@pytest.mark.parametrize(
+    "text", ["pairs provided by Xrl-sizzled", "the Feuerstein-Mims syndrome", "VgrG (Tssl) tube"]
+)
+def test_a_part_of_a_hyphened_term_or_an_alias_in_parentheses_is_no_name(text):
+    assert not any(w.named for w in query_words(text))
+
+
+def test_a_name_beside_a_hyphen_with_spaces_is_one():
+    words = {w.text: w.named for w in query_words("drivers - Selenium - and more")}
+    assert words["selenium"] is True

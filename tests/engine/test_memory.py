@@ -75,6 +75,14 @@ def test_front_matter_may_close_with_three_dots():
     assert (memory.kind, memory.body) == ("procedure", "Body.")
 
 
+@pytest.mark.parametrize("blank", [" ", "  ", "\t", " \t"])
+def test_front_matter_fences_may_end_in_spaces_or_tabs(blank):
+    # An editor leaves trailing blanks on the fence lines; MkDocs and python-frontmatter read
+    # such a fence as one, and a user expects the same here, not the fields in the body.
+    memory = parse(f"---{blank}\ntitle: T\nkind: semantic\n---{blank}\nBody.\n")
+    assert (memory.title, memory.kind, memory.body) == ("T", "semantic", "Body.")
+
+
 def test_empty_front_matter_is_allowed():
     memory = parse(
         """
@@ -289,6 +297,11 @@ def test_unclosed_front_matter_is_skipped():
     reason = skip_reason("---\ntitle: T\nkind: semantic\n\nBody without a closing line.\n")
     assert "never closed" in reason
     assert "line 1" in reason
+
+
+def test_unclosed_front_matter_opened_with_trailing_blanks_is_skipped():
+    reason = skip_reason("--- \ntitle: T\n\nBody without a closing line.\n")
+    assert "never closed" in reason
 
 
 def test_invalid_yaml_is_skipped_naming_the_line():

@@ -35,6 +35,11 @@ def test_forget_keeps_a_comment_on_the_archived_line():
     )
 
 
+def test_forget_sets_the_flag_in_front_matter_whose_fence_ends_in_blanks():
+    data = b"--- \ntitle: X\n---\t\nBody.\n"
+    assert set_archived("a.md", data, True) == b"--- \ntitle: X\narchived: true\n---\t\nBody.\n"
+
+
 def test_forget_keeps_the_spelling_of_the_archived_key():
     data = b"---\ntitle: X\narchived :\tfalse\r\n---\r\nBody.\r\n"
     after = set_archived("a.md", data, True)
@@ -291,9 +296,10 @@ def test_concurrent_remembers_of_one_title_each_get_a_file_of_their_own(make_sto
 
 
 def test_forget_reads_front_matter_exactly_as_the_indexer_does():
-    """'--- ' with a trailing space opens no front matter for the indexer (it is body text), so
-    forget adds front matter of its own instead of refusing with advice that cannot work."""
+    """'--- ' with a trailing space opens front matter for the indexer, so forget sets the flag
+    in that front matter: the indexer then reads the same title and body, now archived."""
     data = b"--- \ntitle: X\n---\nBody.\n"
-    after = set_archived("a.md", data, True)
-    assert after == b"---\narchived: true\n---\n\n" + data
-    assert parse_memory("a.md", after).body == parse_memory("a.md", data).body
+    before = parse_memory("a.md", data)
+    after = parse_memory("a.md", set_archived("a.md", data, True))
+    assert (after.title, after.body, after.archived) == (before.title, before.body, True)
+    assert (before.title, before.body) == ("X", "Body.")

@@ -36,7 +36,15 @@ import yaml
 from engine.backend import open_backend
 from engine.errors import FULL_ERRNOS, READ_ONLY_ERRNOS, Database, DatabaseError, PgError
 from engine.files.keys import resolve_memory
-from engine.files.memory import Memory, Skip, decode_memory, format_utc, parse_iso, parse_memory
+from engine.files.memory import (
+    FRONT_MATTER_OPENING,
+    Memory,
+    Skip,
+    decode_memory,
+    format_utc,
+    parse_iso,
+    parse_memory,
+)
 from engine.files.reading import Unreadable, read_regular
 from engine.files.splice import SpliceError, splice
 from engine.files.store import Store
@@ -621,7 +629,7 @@ def archived_edit(key: str, text: str, archived: bool) -> tuple[int, int, str]:
     added = f"---{newline}archived: true{newline}---{newline}{newline}"
     if not archived and text.startswith(added):  # undoing the block forget added: the original
         return 0, len(added), ""
-    opening = re.match(r"---\r?\n", text)  # as split_front_matter opens it: nothing else
+    opening = FRONT_MATTER_OPENING.match(text)  # as split_front_matter opens it: nothing else
     if opening:
         close = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE).search(text, opening.end())
         if close is None:

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from engine.arms import ARMS
 from engine.indexing.default_model import DEFAULT_MODEL
 from engine.ranking.arm_rules import weight_problem
+from engine.ranking.coverage import WORDS_RULE
 from engine.redact import hide_passwords_of, redact
 
 #: What other packages (the docs plugin, the benchmarks) may rely on; the rest is internal.
@@ -100,6 +101,12 @@ def boolean(value: object) -> str | None:
     if not isinstance(value, bool):
         return "must be true or false (not a string or a number)"
     return None
+
+
+def unseen_rule(value: object) -> str | None:
+    if isinstance(value, bool) or value == WORDS_RULE:
+        return None
+    return 'must be true, false or "words" (the words rule alone)'
 
 
 def database_url(value: object) -> str | None:
@@ -254,16 +261,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "limits",
         "withhold_unseen",
-        "boolean",
-        "unset (the words rule)",
-        "Unset, a search also answers nothing when words the store has never written carry "
-        "half of the query and the memory nearest in meaning does not say them otherwise, "
-        "unless a memory is 0.6 similar (the coverage test's words rule). true adds the names "
-        "rule: a name the query gives that the store never wrote is enough. It holds back most "
-        "questions about neighbouring tools a store of documents never mentions; on chat "
-        "memory, whose questions often spell people otherwise than the chat does, it silences "
-        "real questions, so it is opt-in. false turns the coverage test off.",
-        boolean,
+        'true, false or "words"',
+        "unset (true)",
+        "Unset or true, a search also answers nothing when the store never wrote what the "
+        "query is about, unless a memory is 0.6 similar (the coverage test): a name the query "
+        "gives that the store never wrote, not even spelt otherwise (\"Muhammad\" is taken for "
+        "a chat's \"Muhhamed\", \"Aqib\" for \"Akib\"), or words it never wrote carrying half of "
+        "the query when the memory nearest in meaning does not say them otherwise. \"words\" "
+        "keeps the second rule alone (for questions that name things the store calls "
+        "otherwise); false turns the test off.",
+        unseen_rule,
     ),
     Setting(
         "database",
@@ -331,10 +338,10 @@ class Config:
     embed_chunks_per_file: int = DEFAULT_EMBED_CHUNKS_PER_FILE
     #: The abstention floor set in ``[limits]``; None (unset): the store measures its own.
     min_similarity: float | None = None
-    #: ``[limits] withhold_unseen``: which coverage test joins the store floor
-    #: (engine.ranking.coverage): None (unset) the words rule, True the names rule as well,
+    #: ``[limits] withhold_unseen``: which rules of the coverage test join the store floor
+    #: (engine.ranking.coverage): None (unset) and True both, "words" the words rule alone,
     #: False none.
-    withhold_unseen: bool | None = None
+    withhold_unseen: bool | str | None = None
     #: A PostgreSQL URL from ``[database] url`` (MEMSIFT_DATABASE_URL is applied by the store).
     database_url: str | None = None
     database_schema: str = DEFAULT_SCHEMA

@@ -172,18 +172,28 @@ def memory_text(path: str, data: bytes) -> str:
         return data.decode("utf-8", errors="replace")
 
 
+#: The line that opens front matter: three dashes, then only the spaces or tabs an editor may
+#: leave behind (MkDocs and python-frontmatter read such a line as a fence too; reading it as
+#: body would put the fields in the text and lose the title and kind without a word). The
+#: closing line allows the same. ``forget`` finds the front matter it edits with this pattern.
+FRONT_MATTER_OPENING = re.compile(r"---[ \t]*\r?\n")
+FRONT_MATTER_CLOSING = re.compile(r"^(---|\.\.\.)[ \t]*$", flags=re.MULTILINE)
+
+
 def split_front_matter(text: str) -> tuple[dict[str, object], str, int]:
     """Split ``---`` YAML front matter from the body; return (fields, body, body's first line)."""
-    if not text.startswith("---\n") and text.rstrip("\n") != "---":
+    opening = FRONT_MATTER_OPENING.match(text)
+    if opening is None and text.rstrip(" \t\n") != "---":
         return {}, text, 1
-    end = re.search(r"^(---|\.\.\.)[ \t]*$", text[4:], flags=re.MULTILINE)
+    start = opening.end() if opening else len(text)
+    end = FRONT_MATTER_CLOSING.search(text, start)
     if end is None:
         raise Skip("front matter opened with '---' on line 1 is never closed; add a '---' line")
-    raw = text[4 : 4 + end.start()]
+    raw = text[start : end.start()]
     if len(raw.encode("utf-8")) > MAX_FRONT_MATTER_BYTES:
         raise Skip(f"front matter is over {MAX_FRONT_MATTER_BYTES // 1024} KiB; keep it to fields")
-    body = text[4 + end.end() :].lstrip("\n")
-    body_line = text[: 4 + end.end()].count("\n") + 2
+    body = text[end.end() :].lstrip("\n")
+    body_line = text[: end.end()].count("\n") + 2
     try:
         loaded = yaml.load(raw, Loader=_SafeLoader) if raw.strip() else {}
     except yaml.YAMLError as exc:

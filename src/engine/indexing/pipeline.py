@@ -143,9 +143,12 @@ class IndexReport:
     #: same text (title and chunk) already had one, from another file, an earlier version of the
     #: file or an earlier run, or is embedded once for several chunks of this run.
     reused: int = 0
-    #: Chunks of the files this run wrote past the per-file embedding budget whose text no chunk
-    #: this run wrote within it holds: found by full text only, unless a file this run did not
-    #: write embeds the same text (``status`` counts exactly; :mod:`engine.indexing.budget`).
+    #: Chunks of the files this run wrote that the per-file embedding budget leaves out, but for
+    #: those whose text this run embedded or a chunk it wrote within the budget holds. Not a
+    #: count of chunks found by full text only: one may hold the same text as a chunk within the
+    #: budget of a file this run did not write, embedded before, and share its vector; ``status``
+    #: counts exactly (``full_text_only_chunks``; :mod:`engine.indexing.budget`). Counting that
+    #: here would take one more query per backend.
     past_budget: int = 0
     #: (seq, its file's chunk count, text hash) of every chunk of the files this run wrote, for
     #: the two counts above and the vectors the budget no longer covers.

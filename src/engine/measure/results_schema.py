@@ -848,10 +848,11 @@ class QuestionOutcome:
 @dataclass(frozen=True)
 class FloorOutcome:
     """Every question of one corpus under one rule: "fixed" (the old 0.25, given as
-    ``--min-similarity``), "store" (the store's own floor alone), "default" (the store floor
-    and the coverage test's words rule: the default) or "store+unseen" (the store floor and
-    both rules of the coverage test, ``[limits] withhold_unseen = true``); files written
-    before the words rule was the default have no "default" rule."""
+    ``--min-similarity``), "store" (the store's own floor alone), "words" (the store floor and
+    the coverage test's words rule alone, ``[limits] withhold_unseen = "words"``) or "default"
+    (the store floor and both rules of the coverage test: the default). Files written before
+    have "store+unseen" (both rules, when the names rule was opt-in), and "default" meant the
+    words rule alone."""
 
     floor: str
     #: The floor as the search described it, e.g. "store floor 0.37 from 48 probes".

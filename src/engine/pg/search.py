@@ -27,6 +27,7 @@ from engine.pg.target import DatabaseTarget
 from engine.pg.tsquery import all_text, any_text
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
+from engine.ranking.names import spread
 from engine.ranking.query import QueryTerms
 from engine.ranking.scope import Scope
 from engine.ranking.words import token_text
@@ -192,6 +193,13 @@ class PgSearchBackend:
         sql = f"SELECT 1 FROM files AS f WHERE {scope.sql} LIMIT 1"
         params = bound_prefix(sql, bind({}, scope.values))
         return self.conn.execute(sql, params).fetchone() is not None
+
+    def sample_texts(self, count: int) -> list[str]:
+        """As on SQLite: the chunks' ids are an identity, so evenly spread ids are a sample."""
+        low, high = self.conn.run("SELECT min(id), max(id) FROM chunks").fetchone()
+        ids = spread(low, high, count)
+        rows = self.conn.run("SELECT text FROM chunks WHERE id = ANY(%s)", (ids,))
+        return [text for (text,) in rows]
 
     def chunk_counts(
         self, wanted: list[tuple[str, bool]]

@@ -8,26 +8,31 @@ where Elise never speaks of one): the semantic arm finds the topic, and the topi
 What such a question lacks is in its words. The store has never written the thing the
 question is about, so no memory can hold its answer:
 
-- a **name** the query gives (a word it capitalises past its first, as people write names:
-  ``Flask``, ``MongoDB``, ``Tomas``) that no chunk holds, or
+- a **name** the query gives (a word past its first written as people write names, a
+  capital then a small letter and letters only: ``Flask``, ``MongoDB``, ``Tomas``; not an
+  acronym or a code, ``PBA``, ``Rpl23``, ``cRCT``, which a scientific or technical text
+  writes out otherwise or defines on the spot) that no chunk holds, or
 - words no chunk holds that carry at least half of the query's information (each word
   weighed by its inverse chunk frequency, an unseen word the most).
 
-Two rules judge this, and a store applies the first unless told otherwise:
+Two rules judge this, and a store applies both unless told otherwise:
 
-- **words** (the default): words no chunk holds carry at least half of the query's
-  information. A name counts here like any word, by its weight. Such a query is *uncovered*
-  unless the memory nearest in meaning says the unseen words in other words: the search
-  compares that memory's similarity to the query with its similarity to the query without
-  them (:func:`without`); when taking them out makes it no closer, the memory carried their
+- **names**: a name the query gives that no chunk holds makes it uncovered, whatever its
+  weight. Names are what a store of documents lacks when a question is about a neighbouring
+  tool ("How do I write a Flask route?" asked of Python package docs without Flask). People
+  spell people otherwise than a chat does ("Muhammad" asked of a chat whose speaker types
+  "Muhhamed"): a name the store writes spelt alike counts as written
+  (:mod:`engine.ranking.names`);
+- **words**: words no chunk holds carry at least half of the query's information. A name
+  counts here like any word, by its weight. Such a query is *uncovered* unless the memory
+  nearest in meaning says the unseen words in other words: the search compares that
+  memory's similarity to the query with its similarity to the query without them
+  (:func:`without`); when taking them out makes it no closer, the memory carried their
   meaning ("What kind of housework did Paola do?" asked of a chat that speaks of cleaning and
-  laundry), and it answers;
-- **names** (``[limits] withhold_unseen = true``): besides, any name the query gives that no
-  chunk holds makes it uncovered, whatever its weight. Names are what a store of documents
-  lacks when a question is about a neighbouring tool ("How do I write a Flask route?" asked of
-  Python package docs without Flask), but a chat's questions often spell its people otherwise
-  than the chat does ("Muhammad" asked of a chat whose speaker types "Muhhamed"), so this rule
-  is opt-in.
+  laundry), and it answers.
+
+``[limits] withhold_unseen = "words"`` keeps the words rule alone (for a store asked about
+things by names it writes otherwise), ``false`` neither.
 
 An uncovered query is answered only from a memory that is near in meaning as well
 (:data:`NEAR`), not from one above the store's floor alone. A near spelling counts as seen (a
@@ -47,7 +52,7 @@ session), the similarities from the search.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.ranking.query import MAX_TERMS, STOP_WORDS
@@ -59,6 +64,7 @@ __all__ = [
     "MIN_CHUNKS",
     "NEAR",
     "UNSEEN_SHARE",
+    "WORDS_RULE",
     "Coverage",
     "QueryWord",
     "carries",
@@ -68,6 +74,8 @@ __all__ = [
     "without",
 ]
 
+#: ``[limits] withhold_unseen = "words"``: the words rule alone, without the names rule.
+WORDS_RULE = "words"
 #: The similarity at which a memory answers even an uncovered query: a near paraphrase with
 #: this project's model (answerable questions' best chunks sit at 0.5 to 0.85 on the three
 #: corpora; near misses about an unseen thing reached 0.53).
@@ -136,9 +144,9 @@ def query_words(
     text: str, skip: Sequence[tuple[int, int]] = (), limit: int = MAX_TERMS
 ) -> list[QueryWord]:
     """The query's content words (stop words out), each once and at most ``limit`` of them (as
-    many as the search binds), marking names: a word holding a capital letter that does not
-    start a sentence. Words inside the ``skip`` spans (the dates it names, which the time arm
-    reads and no memory's text needs to hold) are left out."""
+    many as the search binds), marking names: a word written as one (:func:`written_as_name`)
+    that does not start a sentence. Words inside the ``skip`` spans (the dates it names, which
+    the time arm reads and no memory's text needs to hold) are left out."""
     found: dict[str, bool] = {}
     current: list[str] = []
     sentence_start = True
@@ -151,7 +159,11 @@ def query_words(
             raw = "".join(current)
             start = position - len(raw)
             word = raw.lower()
-            named = not sentence_start and len(raw) > 1 and any(c.isupper() for c in raw)
+            named = (
+                not sentence_start
+                and written_as_name(raw)
+                and not in_compound(text, start, position)
+            )
             inside = any(a <= start < b for a, b in skip)
             stop = (
                 word in STOP_WORDS
@@ -173,15 +185,43 @@ def query_words(
     return [QueryWord(word, named) for word, named in found.items()]
 
 
+def written_as_name(raw: str) -> bool:
+    """Whether a word is written as a name: a capital, a small letter, and letters only.
+
+    Scientific claims are full of acronyms and codes the abstracts that answer them never
+    write (``4-PBA``, ``MSM``, ``Rpl23``, ``BlaER1``, ``cRCT``): as names, 29 of SciFact's 809
+    answerable claims were withheld (nDCG@10 -0.020). Written as names are the neighbouring
+    tools and people a store never mentions (Flask, MongoDB, MySQL, Marguerite)."""
+    return len(raw) > 1 and raw[0].isupper() and raw[1].islower() and raw.isalpha()
+
+
+def in_compound(text: str, start: int, end: int) -> bool:
+    """Whether the word ``text[start:end]`` is part of a term rather than a name: joined to
+    another word by a hyphen ("Xrl-sizzled", "Schimmelpenning-Feuerstein-Mims syndrome"), or
+    an alias the query gives in parentheses ("VgrG (Tssl)"). Such terms are defined or
+    spelt out on the spot and their parts need not be written by the memory that answers:
+    as names, they withheld three of SciFact's answerable claims (nDCG@10 -0.003)."""
+    before, after = text[max(start - 2, 0) : start], text[end : end + 2]
+    hyphened = (len(before) == 2 and before[1] == "-" and is_word_char(before[0])) or (
+        len(after) == 2 and after[0] == "-" and is_word_char(after[1])
+    )
+    return hyphened or (before[-1:] == "(" and after[:1] == ")")
+
+
 def in_contraction(text: str, start: int, end: int) -> bool:
     """Whether the word ``text[start:end]`` is a part of a contraction that names no topic:
-    what follows its apostrophe ("we'd", "I'm"), or a verb negated by "n't" ("didn't",
-    "won't"), which is "did not". The words split at the apostrophe, and a store written
-    without contractions (documentation, papers) never holds "didn" or "won": counted as
-    words, they carried half of "what didn't the mice develop" and withheld its answer."""
+    what follows its apostrophe ("we'd", "I'm"), a letter elided before one ("O'Brien"), or
+    a verb negated by "n't" ("didn't", "won't"), which is "did not". The words split at the
+    apostrophe, and a store written without contractions (documentation, papers) never holds
+    "didn" or "won": counted as words, they carried half of "what didn't the mice develop"
+    and withheld its answer."""
     after_word = start >= 2 and text[start - 1] in APOSTROPHES and is_word_char(text[start - 2])
     if after_word and text[start:end].lower() in CLITICS:
         return True
+    if end - start == 1 and text[end : end + 1] in APOSTROPHES and is_word_char(
+        text[end + 1 : end + 2] or " "
+    ):
+        return True  # a letter elided before a word: "O'Brien", "d'Artagnan", "l'eau"
     negated = (
         text[end : end + 1] in APOSTROPHES
         and text[end + 1 : end + 2] in ("t", "T")
@@ -249,6 +289,9 @@ class Coverage:
     #: How many of the query's content words the store holds (an all-unseen query has no
     #: meaning left to compare without its unseen words).
     seen: int = 0
+    #: Names the query spells otherwise than the store, which count as seen: (the query's
+    #: word, the store's spelling) (:mod:`engine.ranking.names`).
+    respelt: tuple[tuple[str, str], ...] = ()
 
     @property
     def words_uncovered(self) -> bool:
@@ -277,13 +320,19 @@ class Coverage:
 
 
 def coverage(
-    words: Sequence[QueryWord], counts: Mapping[tuple[str, bool], int], chunks: int
+    words: Sequence[QueryWord],
+    counts: Mapping[tuple[str, bool], int],
+    chunks: int,
+    respell: Callable[[str], str | None] | None = None,
 ) -> Coverage:
     """How much of the query the store has seen, from the chunk ``counts`` of
-    :func:`lookups` (capped at :data:`COUNT_CAP`) and the store's number of ``chunks``."""
+    :func:`lookups` (capped at :data:`COUNT_CAP`) and the store's number of ``chunks``.
+    ``respell`` gives the name the store writes that an unseen name of the query spells
+    otherwise (:func:`engine.ranking.names.alike`), or None; such a name counts as seen."""
     if chunks < MIN_CHUNKS or len(words) > MAX_QUESTION_WORDS:
         return Coverage((), (), 0.0, judged=False)
     unseen: list[QueryWord] = []
+    respelt: list[tuple[str, str]] = []
     weights: dict[str, float] = {}
     for word in words:
         count = counts.get((word.text, False), 0)
@@ -294,6 +343,9 @@ def coverage(
             if len(word.text) - cut >= MIN_STEM
         )
         if count == 0 and not near:
+            if word.named and respell is not None and (written := respell(word.text)):
+                respelt.append((word.text, written))
+                continue
             unseen.append(word)
     total = sum(max(w, 0.0) for w in weights.values())
     missing = sum(max(weights[w.text], 0.0) for w in unseen)
@@ -302,4 +354,5 @@ def coverage(
         unseen_names=tuple(w.text for w in unseen if w.named),
         unseen_share=missing / total if total > 0 else 0.0,
         seen=len(words) - len(unseen),
+        respelt=tuple(respelt),
     )

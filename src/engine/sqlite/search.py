@@ -9,6 +9,7 @@ rebuilt") must never be given for the durable state plane.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -23,6 +24,7 @@ from engine.indexing.budget import recorded_budget
 from engine.indexing.embedder import Embedder
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
+from engine.ranking.names import spread
 from engine.ranking.query import QueryTerms, quote
 from engine.ranking.scope import Scope
 from engine.sqlite.db import attach, guarded, open_index_reader, vector_table_dim
@@ -136,6 +138,12 @@ class SqliteSearch:
         self, wanted: list[tuple[str, bool]]
     ) -> tuple[dict[tuple[str, bool], int], int]:
         return chunk_counts(self.conn, wanted)
+
+    def sample_texts(self, count: int) -> list[str]:
+        low, high = self.conn.execute("SELECT min(id), max(id) FROM chunks").fetchone()
+        ids = json.dumps(spread(low, high, count))
+        sql = "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
+        return [text for (text,) in self.conn.execute(sql, (ids,))]
 
     def floor_record(self) -> str | None:
         return SqliteFloorPlace(self.conn).floor_record()

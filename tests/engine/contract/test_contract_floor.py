@@ -36,6 +36,8 @@ CARRIED = "lamps wumbat"
 NOT_CARRIED = "far quorble"
 #: A name no memory holds beside two rare words they do hold: little of the query's weight.
 UNSEEN_NAME = "7 8 Zibbo"
+#: ... whose rest is as near the "far" memories as the paraphrase: they never said the name.
+UNSEEN_NAME_WITHOUT_IT = "7 8"
 NEAR, FAR = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
 
 
@@ -56,7 +58,7 @@ class AngleEmbedder:
                 rows.append([math.sqrt(0.5), math.sqrt(0.5), 0.0])
             elif "wumbat" in text or "quorble" in text:
                 rows.append([0.0, math.sqrt(0.84), 0.4])
-            elif UNSEEN_PARAPHRASE in text:
+            elif UNSEEN_PARAPHRASE in text or text == UNSEEN_NAME_WITHOUT_IT:
                 rows.append([0.0, math.sqrt(0.51), 0.7])
             elif NONSENSE in text or UNSEEN in text or "Zibbo" in text:
                 rows.append([0.3, math.sqrt(1 - 0.18), 0.3])
@@ -161,6 +163,10 @@ def test_unseen_words_the_nearest_memory_says_otherwise_are_answered(backend_sto
     index_store(store, embedder=embedder)
     result = search(store, CARRIED, embedder=embedder)
     assert (result.abstained, result.best_similarity) == (False, 0.4)
+    assert "the store never wrote 'wumbat' (" in result.notes[-1]
+    assert result.notes[-1].endswith(
+        "the memory nearest in meaning says them otherwise, so it answers"
+    )
 
 
 def test_unseen_words_the_nearest_memory_does_not_say_are_withheld(backend_store, embedder):
@@ -171,11 +177,49 @@ def test_unseen_words_the_nearest_memory_does_not_say_are_withheld(backend_store
     assert "'quorble'" in result.notes[-1]
 
 
-def test_an_unseen_name_of_little_weight_is_answered_by_default(backend_store, embedder):
+def test_an_unseen_name_of_little_weight_is_withheld_by_default(backend_store, embedder):
     store = backend_store(notes("far", MIN_CHUNKS))
     index_store(store, embedder=embedder)
     result = search(store, UNSEEN_NAME, embedder=embedder)
+    assert (result.abstained, result.withheld_by) == (True, "coverage")
+    assert "the store never mentions 'zibbo'" in result.notes[-1]
+
+
+def test_an_unseen_name_is_withheld_even_when_the_nearest_memory_carries_it(
+    backend_store, embedder
+):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    query = "9 10 Zibbo"  # "9 10" alone points elsewhere: the memories are nearer with Zibbo
+    named = search(store, query, embedder=embedder)
+    worded = search(store, query, embedder=embedder, withhold_unseen="words")
+    assert (named.withheld_by, worded.abstained) == ("coverage", False)
+
+
+def test_the_words_rule_alone_answers_an_unseen_name_of_little_weight(backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder, withhold_unseen="words")
     assert (result.abstained, len(result.hits) > 0) == (False, True)
+
+
+def test_words_in_config_toml_keeps_the_words_rule_alone(backend, backend_store, embedder):
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    backend.configure(store, '[limits]\nwithhold_unseen = "words"\n')
+    named = search(store, UNSEEN_NAME, embedder=embedder)
+    worded = search(store, UNSEEN, embedder=embedder)
+    assert (named.abstained, worded.withheld_by) == (False, "coverage")
+
+
+def test_a_name_the_store_writes_spelt_otherwise_counts_as_written(backend_store, embedder):
+    files = notes("far", MIN_CHUNKS)
+    files["zibo.md"] = memory("far note about a friend", "Zibo lit the far lamps")
+    store = backend_store(files)
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder)
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
+    assert "the store never wrote 'zibbo': taken for its 'Zibo'" in result.notes
 
 
 def test_withhold_unseen_withholds_an_unseen_name_of_little_weight(backend_store, embedder):
