@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.arms import ARMS, AUTHORITY, Arm, Authority
 from engine.backend import SearchSession, open_backend
-from engine.files.config import similarity_floor
+from engine.files.config import similarity_floor, unseen_rule
 from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
@@ -270,6 +270,8 @@ class Searcher:
             raise ValueError(f"limit and candidate_limit must be between 1 and {MAX_LIMIT}")
         if min_similarity is not None and (problem := similarity_floor(min_similarity)):
             raise ValueError(f"min_similarity {min_similarity}: {problem}")  # as config.toml's
+        if withhold_unseen is not None and (problem := unseen_rule(withhold_unseen)):
+            raise ValueError(f"withhold_unseen {withhold_unseen!r}: {problem}")  # as config.toml's
         config = self.store.config()
         if self._own_embedder:  # follow config.toml: another model, or none at all
             current = self._embedder.name if self._embedder else None

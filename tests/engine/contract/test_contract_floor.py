@@ -268,6 +268,17 @@ def test_a_floor_set_for_the_search_is_checked_as_config_toml_checks_it(
         search(store, NONSENSE, embedder=embedder, min_similarity=floor)
 
 
+@pytest.mark.parametrize("rule", [0, 1, "Words", "yes", "false"])
+def test_a_coverage_rule_set_for_the_search_is_checked_as_config_toml_checks_it(
+    backend_store, embedder, rule
+):
+    # 0 turned the coverage test on, "Words" both its rules: any value but False was "on"
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    with pytest.raises(ValueError, match=r'^withhold_unseen .*: must be true, false or "words"'):
+        search(store, NONSENSE, embedder=embedder, withhold_unseen=rule)
+
+
 def test_a_floor_in_config_toml_overrides_the_store_floor(backend, backend_store, embedder):
     store = backend_store(notes("near", 3))
     index_store(store, embedder=embedder)
