@@ -22,6 +22,15 @@ def test_folding_keeps_what_spellings_of_a_name_share(word, expected):
     assert folded(word) == expected
 
 
+@pytest.mark.parametrize(
+    ("store", "query"), [("Łukasz", "Lukasz"), ("Ørsted", "Orsted"), ("Ærø", "Aero"),
+                         ("Đorđe", "Dorde"), ("Strauß", "Strauss")],
+)
+def test_folding_reads_latin_letters_no_accent_mark_can_be_taken_from(store, query):
+    # "Łukasz" decomposes to no "L" and a mark: no accent folding reached it, nor did FTS5
+    assert folded(store) == folded(query)
+
+
 def test_a_vowel_changed_into_another_is_half_an_edit():
     assert (edits("muhamad", "muhamed"), edits("akim", "akib")) == (0.5, 1.0)
 
@@ -78,6 +87,15 @@ def test_names_start_alike():
 def test_a_chunk_counts_a_name_once():
     names = store_names(["Akib: hi Akib", "Muhhamed: hey", "no names here"])
     assert (names.chunks, names.read) == (Counter({"Akib": 1, "Muhhamed": 1}), 3)
+
+
+def test_names_past_latin_1_are_read_from_the_store():
+    names = store_names(["Łukasz, Žofia and Σωκράτης met Сергей"])
+    assert set(names.chunks) == {"Łukasz", "Žofia", "Σωκράτης", "Сергей"}
+
+
+def test_a_name_the_store_writes_with_a_letter_of_its_own_is_the_stores():
+    assert alike("lukasz", store_names(["Łukasz reviewed it"] * 3)) == "Łukasz"
 
 
 def test_a_capitalised_word_is_counted_in_lower_case_too():

@@ -58,18 +58,24 @@ OWN_MIN_LETTERS = 4
 VOWEL_CHANGE = 0.5
 
 VOWELS = frozenset("aeiouy")
-#: A capitalised word: an upper-case letter (Latin) and at least one more letter.
-CAPITALISED = re.compile(r"\b[A-Z\u00c0-\u00de][^\W\d_]+")
-#: A word in lower case.
-LOWER = re.compile(r"\b[a-z\u00df-\u00ff][^\W\d_]+")
+#: A word of two letters or more (a capitalised one is a name, :class:`StoreNames`), in any
+#: script: a store writes "Łukasz", "Žofia" or "Сергей" as it writes "Lukas".
+WORD = re.compile(r"\b[^\W\d_]{2,}")
 #: Letters spelling varies on, folded to one.
 FOLDS = str.maketrans({"c": "k", "q": "k", "z": "s"})
+#: Latin letters written with a stroke or joined, which no accent folding takes apart (they do
+#: not decompose, and FTS5 keeps them): a query types "Lukasz" for "Łukasz", "Aero" for "Ærø".
+PLAIN = str.maketrans(
+    {"ł": "l", "ø": "o", "æ": "ae", "œ": "oe", "ß": "ss", "đ": "d", "ð": "d", "þ": "th",
+     "ı": "i", "ħ": "h", "ŧ": "t"}
+)
 
 
 def folded(word: str) -> str:
-    """``word`` as spelling variants of a name share it: lower case, no accents, ``ph`` as
-    ``f``, ``c``/``q`` as ``k``, ``z`` as ``s``, and no letter doubled."""
-    plain = unicodedata.normalize("NFKD", word.lower())
+    """``word`` as spelling variants of a name share it: lower case, no accents (nor strokes:
+    ``ł`` as ``l``, ``æ`` as ``ae``), ``ph`` as ``f``, ``c``/``q`` as ``k``, ``z`` as ``s``, and
+    no letter doubled."""
+    plain = unicodedata.normalize("NFKD", word.lower()).translate(PLAIN)
     plain = "".join(c for c in plain if not unicodedata.combining(c)).replace("ph", "f")
     plain = plain.translate(FOLDS)
     return "".join(c for i, c in enumerate(plain) if i == 0 or plain[i - 1] != c)
@@ -144,8 +150,9 @@ def store_names(texts: Iterable[str]) -> StoreNames:
     read = 0
     for text in texts:
         read += 1
-        counts.update(set(CAPITALISED.findall(text)))
-        lower.update(set(LOWER.findall(text)))
+        words = set(WORD.findall(text))
+        counts.update(w for w in words if w[0].isupper())
+        lower.update(w for w in words if w[0].islower())
     wanted = {word.lower() for word in counts}
     kept = {w: n for w, n in lower.items() if w in wanted or n >= OWN_SHARE * read}
     return StoreNames(counts, read, Counter(kept))
