@@ -41,6 +41,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 #: How many of the store's chunks are read for its names (evenly spread over the store): a
 #: store's own names (its speakers) are in a fifth to two thirds of a chat's chunks, so a
@@ -118,12 +119,25 @@ class StoreNames:
         that starts sentences ("Read", "Times", "Clear") is written in lower case as well."""
         return self.chunks[word] > self.lower[word.lower()]
 
-    def typed_lower(self) -> list[str]:
-        """The words in lower case in :data:`OWN_SHARE` of the chunks: names a chat types in
-        lower case (a speaker "elise"), and the store's commonest words, which no name of five
-        letters or more is a vowel away from."""
+    @cached_property
+    def typed_lower(self) -> list[tuple[str, str]]:
+        """The words in lower case in :data:`OWN_SHARE` of the chunks, each with its folded
+        spelling: names a chat types in lower case (a speaker "elise"), and the store's
+        commonest words, which no name of five letters or more is a vowel away from."""
         least = OWN_SHARE * self.read
-        return [word for word, count in self.lower.items() if count >= least]
+        return [(word, folded(word)) for word, count in self.lower.items() if count >= least]
+
+    @cached_property
+    def spellings(self) -> dict[str, list[tuple[str, str]]]:
+        """The names (:meth:`name`) by the first letter of their folded spelling, each with
+        that spelling, in the order they were read: folded once for every name a query asks
+        about (a store of 4,000 abstracts writes 4,500 capitalised words, and folding them
+        all again took 40 ms per name)."""
+        by_letter: dict[str, list[tuple[str, str]]] = {}
+        for written in self.chunks:
+            if (theirs := folded(written)) and self.name(written):
+                by_letter.setdefault(theirs[0], []).append((written, theirs))
+        return by_letter
 
     def own(self, word: str) -> bool:
         """Whether the name ``word`` is one of the store's own: in :data:`OWN_SHARE` of its
@@ -163,15 +177,14 @@ def alike(name: str, names: StoreNames) -> str | None:
     mine = folded(name)
     if not mine:
         return None
-    for word in names.typed_lower():
-        if len(mine) >= OWN_MIN_LETTERS + 1 and edits(mine, folded(word)) <= CLOSE:
-            return word
+    if len(mine) >= OWN_MIN_LETTERS + 1:
+        for word, theirs in names.typed_lower:
+            # within half an edit: the same length (a letter added or dropped is a whole one)
+            if len(theirs) == len(mine) and edits(mine, theirs) <= CLOSE:
+                return word
     found: str | None = None
-    for written in names.chunks:
-        theirs = folded(written)
-        if theirs[:1] != mine[:1] or abs(len(theirs) - len(mine)) > 1:
-            continue
-        if not names.name(written):
+    for written, theirs in names.spellings.get(mine[0], []):
+        if abs(len(theirs) - len(mine)) > 1:
             continue
         apart = edits(mine, theirs)
         if apart <= CLOSE:
