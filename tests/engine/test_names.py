@@ -6,7 +6,15 @@ from collections import Counter
 
 import pytest
 
-from engine.ranking.names import StoreNames, alike, edits, folded, spread, store_names
+from engine.ranking.names import (
+    StoreNames,
+    alike,
+    by_position,
+    edits,
+    folded,
+    spread,
+    store_names,
+)
 
 
 def written(counts: dict[str, int], read: int = 100, lower: dict[str, int] | None = None):
@@ -109,3 +117,11 @@ def test_a_sample_spreads_its_ids_over_the_store():
 
 def test_a_small_store_is_read_whole():
     assert (spread(5, 8, 10), spread(None, None, 10)) == ([5, 6, 7, 8], [])
+
+
+def test_a_store_without_freed_ids_is_sampled_by_id():
+    assert (by_position(1, 5000, 5000, 1000), by_position(1, 800, 500, 1000)) == (False, False)
+
+
+def test_a_store_with_freed_ids_is_sampled_by_position():
+    assert by_position(1, 9000, 3000, 1000)

@@ -147,14 +147,23 @@ class StoreNames:
 
 def spread(low: int | None, high: int | None, count: int) -> list[int]:
     """``count`` chunk ids evenly spread from ``low`` to ``high`` (all of them when there are no
-    more): the ids a backend reads for a sample of the store (ids freed by deletes read
-    nothing, which makes the sample a little smaller)."""
+    more): the ids a backend reads for a sample of the store (or the positions, where edits
+    freed many ids: :func:`by_position`)."""
     if low is None or high is None or high < low:
         return []
     span = high - low + 1
     if span <= count:
         return list(range(low, high + 1))
     return sorted({low + (span * i) // count for i in range(count)})
+
+
+def by_position(low: int | None, high: int | None, total: int, count: int) -> bool:
+    """Whether a sample of ``count`` of ``total`` chunks with ids ``low`` to ``high`` is read by
+    position (the chunks in id order, evenly spread: :func:`spread` from 0 to ``total`` - 1)
+    rather than by id: when so many ids were freed (an edited file's chunks get new ids past
+    the others) that evenly spread ids would miss chunks of the store. A store without
+    freed ids, or one read whole either way, is read by id, which costs no numbering."""
+    return low is not None and high is not None and high - low + 1 > max(total, count)
 
 
 def store_names(texts: Iterable[str]) -> StoreNames:

@@ -24,7 +24,7 @@ from engine.indexing.budget import recorded_budget
 from engine.indexing.embedder import Embedder
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
-from engine.ranking.names import spread
+from engine.ranking.names import by_position, spread
 from engine.ranking.query import QueryTerms, quote
 from engine.ranking.scope import Scope
 from engine.sqlite.db import attach, guarded, open_index_reader, vector_table_dim
@@ -140,10 +140,19 @@ class SqliteSearch:
         return chunk_counts(self.conn, wanted)
 
     def sample_texts(self, count: int) -> list[str]:
-        low, high = self.conn.execute("SELECT min(id), max(id) FROM chunks").fetchone()
-        ids = json.dumps(spread(low, high, count))
-        sql = "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
-        return [text for (text,) in self.conn.execute(sql, (ids,))]
+        sql = "SELECT min(id), max(id), count(*) FROM chunks"
+        low, high, total = self.conn.execute(sql).fetchone()
+        if by_position(low, high, total, count):
+            sql = (
+                "SELECT text FROM chunks WHERE id IN (SELECT id FROM (SELECT id, row_number() "
+                "OVER (ORDER BY id) - 1 AS n FROM chunks) WHERE n IN (SELECT value FROM "
+                "json_each(?)))"
+            )
+            picks = json.dumps(spread(0, total - 1, count))
+        else:
+            sql = "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
+            picks = json.dumps(spread(low, high, count))
+        return [text for (text,) in self.conn.execute(sql, (picks,))]
 
     def floor_record(self) -> str | None:
         return SqliteFloorPlace(self.conn).floor_record()

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from backends import memory
+from engine.backend import open_backend
 from engine.indexing.indexer import index_store
 from engine.ranking.coverage import MIN_CHUNKS
 from engine.ranking.floor import MAX_FLOOR, META_KEY, MIN_FLOOR, PROBES, read_record
@@ -359,3 +360,22 @@ def test_writing_a_few_memories_counts_them_into_the_record(backend, backend_sto
     index_paths(store, ["new0.md", "new1.md"], embedder=embedder)
     record = record_of(backend, store)
     assert (record.chunks, record.changed) == (60, 2)
+
+
+def test_a_names_sample_reads_as_many_chunks_when_edits_left_gaps_in_their_ids(
+    backend_store, embedder
+):
+    # an edited file's chunks get new ids past the others: evenly spread ids then fell into
+    # the freed ones and read a fraction of the sample asked for
+    store = backend_store(notes("far", 60))
+    index_store(store, embedder=embedder)
+    for i in range(0, 60, 2):
+        (store.root / f"far{i}.md").write_text(memory(f"far note {i}", f"edited body {i}"))
+    index_store(store, embedder=embedder)
+    session = open_backend(store).open_search(store)
+    session.open()
+    try:
+        texts = session.sample_texts(20)
+        assert (len(texts), len(set(texts)), len(session.sample_texts(1000))) == (20, 20, 60)
+    finally:
+        session.close()
