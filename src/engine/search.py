@@ -425,6 +425,10 @@ def run_search(
         for r in records + nearest
     }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
+    set_floor = set_floor_text(min_similarity, config)
+    if withhold_unseen not in (None, False) and set_floor is not None:
+        # asked for by name, and silently not applied, it reads as "nothing was unseen"
+        result.notes.append(f"the coverage test does not apply under a {set_floor}")
     found = [text for own in chunks.values() for text, _ in own]
 
     def carried(words: Sequence[str]) -> bool:
@@ -626,6 +630,16 @@ def twin_order(
     order, moved = order_twins(query, candidates)
     above = {records[i]["path"]: records[j]["path"] for i, j in moved.items()}
     return [records[i] for i in order], above
+
+
+def set_floor_text(min_similarity: float | None, config: Config) -> str | None:
+    """The floor set for this search or the store, in words, or None (the store's own): a
+    floor set is the whole abstention rule, without the coverage test (:func:`abstain`)."""
+    if min_similarity is not None:
+        return f"floor set for this search ({min_similarity:.2f})"
+    if config.min_similarity is not None:
+        return f"floor set for the store ({config.min_similarity:.2f}, [limits] min_similarity)"
+    return None
 
 
 def respelt_note(seen: Coverage) -> str:

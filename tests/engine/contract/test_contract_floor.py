@@ -379,3 +379,15 @@ def test_a_names_sample_reads_as_many_chunks_when_edits_left_gaps_in_their_ids(
         assert (len(texts), len(set(texts)), len(session.sample_texts(1000))) == (20, 20, 60)
     finally:
         session.close()
+
+
+def test_asking_for_the_coverage_test_under_a_floor_set_for_the_search_says_it_does_not_apply(
+    backend_store, embedder
+):
+    # a floor set is the whole rule: --withhold-unseen --min-similarity 0.1 answered without a word
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder, min_similarity=0.1, withhold_unseen=True)
+    assert "the coverage test does not apply under a floor set for this search" in " ".join(
+        result.notes
+    )
