@@ -302,12 +302,10 @@ def chunk_counts(
             "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
             (match, COUNT_CAP),
         ).fetchone()[0]
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('chunks', 'complete')"))
-    if meta.get("complete") == "1" and meta.get("chunks"):
-        total = int(meta["chunks"])
-    else:
-        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    return counts, total
+    # Every chunk, as on PostgreSQL: the meta table's "chunks" counts those within the
+    # embedding budget, fewer when a file is over it. Counted through an index: under a
+    # millisecond at 4,000 chunks.
+    return counts, conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
 
 def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:
