@@ -208,9 +208,10 @@ ARMS = """\
 ## The arms
 
 Each section quotes the arm's entry in the registry, then shows its SQL fragment in each
-dialect the engine speaks ({dialects}). Each fragment yields `(path, rank)`
-with rank 1 the best; its `{{scope}}` slot receives the shared scope filter, so no arm can
-return a memory the others hide.
+dialect the engine speaks ({dialects}). Each fragment yields a row per memory it ranks,
+rank 1 the best, the memory named by the column of `files` its dialect folds on:
+{keys}. Its `{{scope}}` slot receives the shared scope filter, so no arm can return a memory
+the others hide.
 
 """
 NO_FRAGMENT = (
@@ -221,7 +222,7 @@ NO_FRAGMENT = (
 
 def arms(context: Context) -> str:
     """A section per arm: its prose, its SQL in each dialect, its lines in the registry."""
-    out = [ARMS.format(dialects=", ".join(context["dialects"]))]
+    out = [ARMS.format(dialects=", ".join(context["dialects"]), keys=context["keys"])]
     registry = context["registry"]
     for arm in context["arms"]:
         out.append(

@@ -252,6 +252,7 @@ def page_context(
         "scope_sql": statements.scope_sql,
         "scopes": [in_dialect_context(scope) for scope in statements.scopes],
         "dialects": [target.label for target in DIALECTS],
+        "keys": ", ".join(f"`({target.key}, rank)` in {target.label}" for target in DIALECTS),
         "tabs": tabs,
         "prepared": DIALECTS[0].label,
         "unprepared": [target.label for target in DIALECTS[1:]],

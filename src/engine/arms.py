@@ -30,12 +30,15 @@ exact word is the harder evidence, so fts leads the table.
 
 Rules for an entry: literal values only (the docs plugin reads them without running this
 module); ``needs`` names inputs of :data:`engine.ranking.contract.INPUTS`; ``sql`` is a SELECT
-yielding ``(path, rank)`` with rank 1 the best, filtered by the shared ``{scope}`` over the alias
-``f`` (the ``files`` table); an arm that finds candidates cuts them at ``?2``, a prior ranks all of
-them (there are at most a few times ``?2``). Besides ``?2`` it may use only the placeholders
-of the inputs it needs (:data:`engine.ranking.contract.PARAMS`). ``pg_sql`` is the same ranking in
-PostgreSQL for team stores, under the same rules (there the state plane is the table
-``state_access`` of the store's schema). :func:`engine.ranking.arm_rules.validate` checks all of
+yielding ``(id, rank)``, ``id`` the memory's row id in ``files``, with rank 1 the best, filtered
+by the shared ``{scope}`` over the alias ``f`` (the ``files`` table); an arm that finds candidates
+cuts them at ``?2``, a prior ranks all of them (there are at most a few times ``?2``; a prior
+reads them as ``f.id IN (SELECT id FROM candidates)``). Besides ``?2`` it may use only the
+placeholders of the inputs it needs (:data:`engine.ranking.contract.PARAMS`). ``pg_sql`` is the
+same ranking in PostgreSQL for team stores, under the same rules except that its rows name a
+memory by ``path`` (``(path, rank)``, and ``candidates`` holds paths) and the state plane is the
+table ``state_access`` of the store's schema. The key of each dialect is
+:attr:`engine.ranking.contract.Dialect.key`. :func:`engine.ranking.arm_rules.validate` checks all of
 this, for the assembler and for the docs build alike.
 """
 
@@ -65,8 +68,8 @@ class Arm:
     needs: tuple[str, ...]
     prose: str
     sql: str
-    #: The same ranking in PostgreSQL (team stores): same placeholders, same ``{scope}``, same
-    #: ``(path, rank)`` rows; empty for an arm that has no PostgreSQL form yet.
+    #: The same ranking in PostgreSQL (team stores): same placeholders, same ``{scope}``, rows
+    #: ``(path, rank)``; empty for an arm that has no PostgreSQL form yet.
     pg_sql: str = ""
 
 
@@ -152,7 +155,7 @@ WITH best AS MATERIALIZED (
     LIMIT 4 * ?2
 ),
 near AS MATERIALIZED (
-    SELECT f.path AS path, min(best.score) AS score
+    SELECT f.id AS id, f.path AS path, min(best.score) AS score
     FROM best
     CROSS JOIN chunks AS c ON c.id = best.chunk_id
     CROSS JOIN files AS f ON f.id = c.file_id
@@ -165,11 +168,11 @@ exact AS (
     FROM near
     WHERE score < (SELECT max(score) FROM best)
 )
-SELECT path, row_number() OVER (ORDER BY score, path) AS rank
+SELECT id, row_number() OVER (ORDER BY score, path) AS rank
 FROM (
-    SELECT path, score FROM near WHERE (SELECT ok FROM exact)
+    SELECT id, path, score FROM near WHERE (SELECT ok FROM exact)
     UNION ALL
-    SELECT f.path AS path, min(chunks_fts.rank) AS score
+    SELECT f.id AS id, f.path AS path, min(chunks_fts.rank) AS score
     FROM chunks_fts
     CROSS JOIN chunks AS c ON c.id = chunks_fts.rowid
     CROSS JOIN files AS f ON f.id = c.file_id
@@ -318,10 +321,11 @@ several chunks; only its best chunk speaks for it, so a file is ranked once, by 
 passage, and length alone cannot earn it a place.
 
 The arm first asks for the chunks nearest the query across the whole store (four per
-candidate wanted; `nearest_chunks` compares the query with every chunk vector, held in
-memory, see engine/sqlite/knn.py), then keeps those in scope. That shortcut is provably exact
-when enough files in scope have a chunk strictly nearer than the farthest chunk fetched: any
-file left out has no chunk that near. When the scope is too narrow for that (a rare tag, a
+candidate wanted; `nearest_files` compares the query with every chunk vector, held in
+memory, and gives the files of those chunks that lie strictly nearer than the farthest one
+fetched, each placed by its nearest chunk; see engine/sqlite/knn.py), then keeps those in
+scope. That shortcut is provably exact when enough files in scope are among them: any file
+left out has no chunk that near. When the scope is too narrow for that (a rare tag, a
 short time window), the same statement scans every chunk in scope instead, so the answer is
 exact either way.
 
@@ -336,28 +340,20 @@ caller asks for a lexical search, or when fewer than 95 % of the chunks in the i
 vector from the configured model.
 """,
         sql="""
-WITH knn AS MATERIALIZED (
-    SELECT j.value ->> 0 AS chunk_id, j.value ->> 1 AS distance
-    FROM json_each(nearest_chunks(?4, 4 * ?2)) AS j
-),
-near AS MATERIALIZED (
-    SELECT f.path AS path, min(knn.distance) AS distance
-    FROM knn
-    JOIN chunks AS c ON c.id = knn.chunk_id
-    JOIN files AS f ON f.id = c.file_id
+WITH near AS MATERIALIZED (
+    SELECT f.id AS id, f.path AS path, j.value AS place
+    FROM json_each(nearest_files(?4, 4 * ?2)) AS j
+    CROSS JOIN files AS f ON f.id = CAST(j.key AS integer)
     WHERE {scope}
-    GROUP BY c.file_id
 ),
 exact AS (
-    SELECT count(*) >= ?2 AS ok
-    FROM near
-    WHERE distance < (SELECT max(distance) FROM knn)
+    SELECT count(*) >= ?2 AS ok FROM near
 )
-SELECT path, row_number() OVER (ORDER BY distance, path) AS rank
+SELECT id, row_number() OVER (ORDER BY distance, path) AS rank
 FROM (
-    SELECT path, distance FROM near WHERE (SELECT ok FROM exact)
+    SELECT id, path, place AS distance FROM near WHERE (SELECT ok FROM exact)
     UNION ALL
-    SELECT f.path AS path, min(vec_distance_cosine(e.vector, ?4)) AS distance
+    SELECT f.id AS id, f.path AS path, min(vec_distance_cosine(e.vector, ?4)) AS distance
     FROM chunks AS c
     JOIN embeddings AS e ON e.hash = c.hash
     JOIN files AS f ON f.id = c.file_id
@@ -426,17 +422,17 @@ histories where the message asked about is usually an old one, any heavier weigh
 than it gained; the arm stays for the tie, which those sets do not reward.
 """,
         sql="""
-SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+SELECT id, rank() OVER (ORDER BY moment DESC) AS rank
 FROM (
-    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    SELECT f.id AS id, coalesce(f.event_at, f.updated_at) AS moment
     FROM files AS f
-    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+    WHERE {scope} AND f.id IN (SELECT id FROM candidates)
       AND NOT EXISTS (SELECT 1 FROM listing)
 )
 UNION ALL
-SELECT path, rank() OVER (ORDER BY moment DESC) AS rank
+SELECT id, rank() OVER (ORDER BY moment DESC) AS rank
 FROM (
-    SELECT f.path AS path, coalesce(f.event_at, f.updated_at) AS moment
+    SELECT f.id AS id, coalesce(f.event_at, f.updated_at) AS moment
     FROM files AS f
     WHERE {scope}
     ORDER BY moment DESC, f.path
@@ -486,15 +482,15 @@ alone; those memories still rank through the other arms. The arm drops out when 
 has no state plane yet.
 """,
         sql="""
-SELECT path, rank() OVER (ORDER BY salience DESC) AS rank
+SELECT id, rank() OVER (ORDER BY salience DESC) AS rank
 FROM (
-    SELECT f.path AS path,
+    SELECT f.id AS id,
            coalesce(exp(-0.01 * 24.0 * (julianday('now') - julianday(a.last_accessed_at))), 0)
            + ln(1 + a.access_count)
            + max(a.outcome_score, 0) AS salience
     FROM files AS f
     JOIN state.access AS a ON a.path = f.path
-    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+    WHERE {scope} AND f.id IN (SELECT id FROM candidates)
       AND coalesce(f.kind, '') NOT IN ('task', 'person')
 )
 WHERE salience > 0
@@ -533,14 +529,14 @@ expressions ("yesterday", "last week") are left alone: measured on conversationa
 words in a chat usually speak of the conversation, not of the memory being looked for.
 """,
         sql="""
-SELECT path, rank() OVER (ORDER BY gap) AS rank
+SELECT id, rank() OVER (ORDER BY gap) AS rank
 FROM (
-    SELECT f.path AS path,
+    SELECT f.id AS id,
            max(julianday(?5) - julianday(coalesce(f.event_at, f.updated_at)),
                julianday(coalesce(f.event_at, f.updated_at)) - julianday(?6),
                0) AS gap
     FROM files AS f
-    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+    WHERE {scope} AND f.id IN (SELECT id FROM candidates)
 )
 """,
         pg_sql="""

@@ -798,7 +798,7 @@ def closest_similarity(
 
 def snippet_for(
     chunks: list[tuple[str, bytes | None]],
-    pattern: re.Pattern[str] | None,
+    pattern: WordPattern | None,
     similarities: np.ndarray | None,
 ) -> str:
     """The best chunk of a hit (closest to the query vector, else most query words), trimmed
@@ -861,7 +861,36 @@ def plain(text: str) -> str:
     return text
 
 
-def word_pattern(terms: QueryTerms) -> re.Pattern[str] | None:
+class WordPattern:
+    """The regular expression :func:`word_pattern` describes, compiled the first time it is
+    used: ``pattern`` and ``flags`` are read as those of an ``re.Pattern``, and ``search``,
+    ``findall`` and ``sub`` compile it. Compiling takes about as long as the snippets of a
+    search's ten hits, every query has its own, and a snippet of ASCII text never needs it
+    (:func:`first_word` and :func:`highlight` find ASCII stems with ``str.find``)."""
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.flags = re.IGNORECASE | re.UNICODE
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, re.IGNORECASE)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled().search(text)
+
+    def findall(self, text: str) -> list[str]:
+        return self.compiled().findall(text)
+
+    def sub(self, replacement: Callable[[re.Match[str]], str], text: str) -> str:
+        return self.compiled().sub(replacement, text)
+
+
+def word_pattern(terms: QueryTerms) -> WordPattern | None:
     """Words that look like a query word (same start: a crude stand-in for Porter stemming)."""
     stems = sorted(
         {w if len(w) <= 4 else w[: max(4, math.ceil(len(w) * 0.75))] for w in terms.words},
@@ -870,10 +899,10 @@ def word_pattern(terms: QueryTerms) -> re.Pattern[str] | None:
     )
     if not stems:
         return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(s) for s in stems) + r")\w*", re.IGNORECASE)
+    return WordPattern(r"\b(?:" + "|".join(re.escape(s) for s in stems) + r")\w*")
 
 
-def trim(text: str, pattern: re.Pattern[str] | None) -> str:
+def trim(text: str, pattern: WordPattern | None) -> str:
     text = " ".join(text.split())
     if len(text) <= SNIPPET_CHARS:
         return text
@@ -893,7 +922,7 @@ def trim(text: str, pattern: re.Pattern[str] | None) -> str:
 PLAIN_STEMS = re.compile(r"\\b\(\?:([A-Za-z0-9_]+(?:\|[A-Za-z0-9_]+)*)\)\\w\*")
 
 
-def first_word(text: str, pattern: re.Pattern[str]) -> int | None:
+def first_word(text: str, pattern: WordPattern) -> int | None:
     """Where ``pattern.search(text)`` starts (None: nowhere), found faster when it can be.
 
     The pattern tries every stem, ignoring case, at every position of the text (about 15
@@ -926,5 +955,36 @@ def plain_stems(source: str, flags: int) -> tuple[str, ...] | None:
     return tuple(stem.lower() for stem in shape.group(1).split("|"))
 
 
-def highlight(text: str, pattern: re.Pattern[str] | None) -> str:
-    return pattern.sub(lambda m: f"**{m.group(0)}**", text) if pattern else text
+def highlight(text: str, pattern: WordPattern | None) -> str:
+    """``text`` with each word the pattern matches in **bold**. For ASCII text and stems the
+    matches are found as :func:`first_word` finds the first: a match is a word (a run of
+    letters, digits and ``_``) whose lower-cased start is a stem, since a stem of word
+    characters can only follow a word boundary at the start of a word, and ``\\w*`` then runs
+    to the word's end."""
+    if pattern is None:
+        return text
+    stems = plain_stems(pattern.pattern, pattern.flags)
+    if stems is None or not text.isascii():
+        return pattern.sub(lambda m: f"**{m.group(0)}**", text)
+    lowered = text.lower()
+    starts = set()
+    for stem in stems:
+        at = lowered.find(stem)
+        while at >= 0:
+            if at == 0 or not (lowered[at - 1].isalnum() or lowered[at - 1] == "_"):
+                starts.add(at)
+            at = lowered.find(stem, at + 1)
+    if not starts:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start in sorted(starts):
+        end = WORD_TAIL.match(text, start).end()  # type: ignore[union-attr]
+        parts += (text[last:start], "**", text[start:end], "**")
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+#: The rest of a word from where a stem starts (it matches at any position, if only "").
+WORD_TAIL = re.compile(r"\w*")

@@ -132,7 +132,7 @@ REGISTRY = '''
             ),
             prose="Ranks by words.",
             sql="""
-    SELECT f.path AS path, row_number() OVER (ORDER BY f.path) AS rank
+    SELECT f.id AS id, row_number() OVER (ORDER BY f.path) AS rank
     FROM chunks_fts JOIN files AS f ON f.id = chunks_fts.rowid
     WHERE chunks_fts MATCH ?1 AND {scope}
     LIMIT ?2
@@ -147,9 +147,9 @@ REGISTRY = '''
             ),
             prose="Ranks by time.",
             sql="""
-    SELECT path, rank() OVER (ORDER BY f.updated_at DESC) AS rank
+    SELECT f.id AS id, rank() OVER (ORDER BY f.updated_at DESC) AS rank
     FROM files AS f
-    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+    WHERE {scope} AND f.id IN (SELECT id FROM candidates)
     """,
             label="newest first",
         ),
@@ -215,7 +215,7 @@ def test_a_placeholder_past_the_contracts_is_refused_on_its_line():
 
 def test_an_arm_that_needs_another_arms_cte_is_blamed_when_assembled_alone():
     broken = REGISTRY.replace(
-        "FROM files AS f\n", "FROM files AS f JOIN arm_words AS w ON w.path = f.path\n"
+        "FROM files AS f\n", "FROM files AS f JOIN arm_words AS w ON w.id = f.id\n"
     )
 
     assert failure(broken).message.startswith(

@@ -210,7 +210,7 @@ def test_without_tabs_each_dialect_has_a_bold_heading_instead(tmp_path: Path, mo
     page = generate_page(registry, display="src/engine/arms.py", tabs=False).markdown
 
     assert "=== " not in page
-    assert "**SQLite**\n\n```sql\nSELECT path, row_number()" in arm_section(page, "fts")
+    assert "**SQLite**\n\n```sql\nSELECT id, row_number()" in arm_section(page, "fts")
     assert "**PostgreSQL**\n\nThis arm has no PostgreSQL SQL yet" in arm_section(page, "vector")
 
 

@@ -113,7 +113,7 @@ def test_changing_a_weight_in_the_registry_changes_table_and_sql(site: Site):
     after = site.markdown(site.build())
 
     assert "| [recency](#recency) | 0.5 |" in before
-    row = "SELECT path, {} / (20 + rank) AS contribution, 'recency' AS arm, rank FROM arm_recency"
+    row = "SELECT id, {} / (20 + rank) AS contribution, 'recency' AS arm, rank FROM arm_recency"
     assert row.format("0.5") in before
     assert "| [recency](#recency) | 0.75 |" in after
     assert row.format("0.75") in after
@@ -162,8 +162,8 @@ def test_a_broken_registry_stops_the_build_naming_file_and_line(site: Site, capl
     assert not (site.root / "site" / "reference" / "rrf-arms" / "index.html").exists()
 
 
-RECENCY_FILTER = "WHERE {scope} AND f.path IN (SELECT path FROM candidates)\n)"
-RECENCY_HEAD = "SELECT path, rank() OVER (ORDER BY moment DESC) AS rank\nFROM ("
+RECENCY_FILTER = "WHERE {scope} AND f.id IN (SELECT id FROM candidates)\n)"
+RECENCY_HEAD = "SELECT id, rank() OVER (ORDER BY moment DESC) AS rank\nFROM ("
 
 #: name: (text in the snapshot registry, its hostile replacement, the text on the line the
 #: error must name, how the error must start after "arms-doc: src/engine/arms.py:LINE: ").
@@ -194,7 +194,7 @@ HOSTILE_REGISTRIES = {
     ),
     "a DROP TABLE after a complete statement": (
         RECENCY_HEAD,
-        "SELECT path, 1 AS rank FROM candidates) SELECT 1; DROP TABLE files; --\nFROM (",
+        "SELECT id, 1 AS rank FROM candidates) SELECT 1; DROP TABLE files; --\nFROM (",
         "SELECT 1; DROP TABLE",
         "arm 'recency' ends the statement early: a `;` leaves `DROP TABLE files; --",
     ),

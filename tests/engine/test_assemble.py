@@ -49,7 +49,7 @@ def names(arms: tuple[Arm, ...]) -> list[str]:
 
 def contributions(sql: str) -> dict[str, str]:
     """Each arm's weight literal as the fused CTE's contribution rows write it."""
-    row = rf"SELECT path, (\S+) / \({RRF_K} \+ rank\) AS contribution, .* FROM arm_(\w+)"
+    row = rf"SELECT (?:id|path), (\S+) / \({RRF_K} \+ rank\) AS contribution, .* FROM arm_(\w+)"
     return {arm: weight for weight, arm in re.findall(row, sql)}
 
 
@@ -453,11 +453,11 @@ TITLE_LEN = Arm(
     needs=(),
     prose="Shorter titles first: a prior, so it ranks only the query arms' candidates.",
     sql="""
-SELECT path, row_number() OVER (ORDER BY title_length, path) AS rank
+SELECT id, row_number() OVER (ORDER BY title_length, path) AS rank
 FROM (
-    SELECT f.path AS path, length(f.title) AS title_length
+    SELECT f.id AS id, f.path AS path, length(f.title) AS title_length
     FROM files AS f
-    WHERE {scope} AND f.path IN (SELECT path FROM candidates)
+    WHERE {scope} AND f.id IN (SELECT id FROM candidates)
 )
 """,
 )

@@ -1,7 +1,9 @@
-"""nearest_chunks: the vector arm's exact k-NN, and the cached matrix it must never serve stale."""
+"""nearest_chunks and nearest_files: the vector arm's exact k-NN, and the cached matrix it must
+never serve stale."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -65,6 +67,81 @@ def test_nearest_chunks_returns_every_chunk_when_k_exceeds_them(indexed, hash_em
         (chunks,) = conn.execute("SELECT count(*) FROM vec_chunks").fetchone()
         assert len(table_nearest(conn, query_blob(hash_embedder, "word5"), 10_000)) == chunks
         assert table_nearest(conn, query_blob(hash_embedder, "word5"), 0) == []
+    finally:
+        conn.close()
+
+
+def table_files(conn: apsw.Connection, query: bytes, k: int) -> dict[int, int]:
+    rows = conn.execute(
+        "SELECT CAST(j.key AS integer), j.value FROM json_each(nearest_files(?, ?)) AS j",
+        (query, k),
+    ).fetchall()
+    return dict(rows)
+
+
+def files_of_nearest_chunks(conn: apsw.Connection, query: bytes, k: int) -> dict[int, float]:
+    """The reference: the ``k`` nearest chunks, grouped by file the way the vector arm's SQL
+    grouped them before the k-NN did (each file's nearest chunk strictly inside the k-th)."""
+    chunks = knn.nearest(conn, query, k)
+    farthest = chunks[-1][1]
+    file_of = dict(conn.execute("SELECT id, file_id FROM chunks").fetchall())
+    best: dict[int, float] = {}
+    for chunk_id, distance in chunks:
+        if distance < farthest:
+            file_id = file_of[chunk_id]
+            best[file_id] = min(best.get(file_id, distance), distance)
+    return best
+
+
+def test_nearest_files_places_each_file_by_its_nearest_chunk_in_distance_order(
+    make_store, hash_embedder
+):  # type: ignore[no-untyped-def]
+    # Long notes make several chunks each, so a file is often fetched through two of them.
+    store = make_store(
+        {
+            f"n{i:02d}.md": f"# Note {i}\n\n"
+            + "\n\n".join(
+                " ".join(f"word{(i * j + p) % 29}" for j in range(1, 120)) for p in range(4)
+            )
+            for i in range(30)
+        }
+    )
+    index_store(store, embedder=hash_embedder)
+    conn = open_index_reader(store.index_path)
+    try:
+        assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] > 30
+        for text, k in (("word3 word7", 12), ("word11 word12", 40), ("nothing", 7)):
+            query = query_blob(hash_embedder, text)
+            places = table_files(conn, query, k)
+            reference = files_of_nearest_chunks(conn, query, k)
+            assert set(places) == set(reference)
+            # The places order the files as their distances do, equal distances one place.
+            for a, b in itertools.product(places, places):
+                assert (reference[a] < reference[b]) == (places[a] < places[b])
+                assert (reference[a] == reference[b]) == (places[a] == places[b])
+            used = sorted(set(places.values()))
+            assert used == list(range(1, len(used) + 1))
+    finally:
+        conn.close()
+
+
+def test_files_with_the_same_text_share_a_place_and_the_farthest_distance_is_left_out(
+    make_store, hash_embedder
+):  # type: ignore[no-untyped-def]
+    twins = {"a.md": "# Tea\n\ngreen tea leaves\n", "b.md": "# Tea\n\ngreen tea leaves\n"}
+    others = {f"o{i}.md": f"# Other {i}\n\nword{i} word{i + 1}\n" for i in range(6)}
+    store = make_store({**twins, **others})
+    index_store(store, embedder=hash_embedder)
+    conn = open_index_reader(store.index_path)
+    try:
+        ids = dict(conn.execute("SELECT path, id FROM files").fetchall())
+        query = query_blob(hash_embedder, "green tea leaves")
+        places = table_files(conn, query, 4)
+        assert places[ids["a.md"]] == places[ids["b.md"]] == 1
+        # With k = 2 the twins are both the nearest and the farthest fetched: neither lies
+        # strictly inside, so neither is given (a third copy could tie them unseen).
+        assert table_files(conn, query, 2) == {}
+        assert table_files(conn, query, 0) == {}
     finally:
         conn.close()
 

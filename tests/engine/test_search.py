@@ -51,6 +51,19 @@ def test_searcher_follows_an_index_that_was_deleted_and_rebuilt(indexed, hash_em
         assert [h.path for h in searcher.search("alpha").hits] == ["b.md"]
 
 
+def test_a_searcher_sees_vectors_an_index_run_added_after_its_last_search(
+    make_store, hash_embedder
+):  # type: ignore[no-untyped-def]
+    # Its verdict on the vector plane is kept between searches while the index is unchanged.
+    store = make_store({"a.md": memory("A", "alpha"), "b.md": memory("B", "beta")})
+    index_store(store, embed=False)
+    with Searcher(store, embedder=hash_embedder) as searcher:
+        assert "vector" in searcher.search("alpha").arms_dropped
+        assert "vector" in searcher.search("alpha").arms_dropped
+        index_store(store, embedder=hash_embedder)
+        assert "vector" in searcher.search("alpha").arms_fired
+
+
 def test_a_searchers_connection_plans_its_statements_without_the_values_bound(
     indexed, hash_embedder
 ):

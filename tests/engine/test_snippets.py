@@ -9,10 +9,18 @@ import re
 import pytest
 
 from engine.ranking.query import sanitize
-from engine.search import first_word, highlight, plain, snippet_for, trim, word_pattern
+from engine.search import (
+    WordPattern,
+    first_word,
+    highlight,
+    plain,
+    snippet_for,
+    trim,
+    word_pattern,
+)
 
 
-def words_of(query: str) -> re.Pattern[str]:
+def words_of(query: str) -> WordPattern:
     words = word_pattern(sanitize(query))
     assert words is not None
     return words
@@ -68,6 +76,33 @@ def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
         text = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 50)))
         found = words.search(text)
         assert first_word(text, words) == (found.start() if found else None), (query, text)
+
+
+def test_words_are_bolded_where_the_pattern_would_bold_them():
+    # highlight finds the words with str.find when text and stems are ASCII, the way
+    # first_word finds the first: the same cases, boundaries and folded letters as above.
+    rnd = random.Random(11)
+    letters = "abkKs0_ .,-'\n*\u00e9\u017f\u212a"
+    for _ in range(3000):
+        query = " ".join(
+            "".join(rnd.choice("abks0_K") for _ in range(rnd.randint(1, 5)))
+            for _ in range(rnd.randint(1, 3))
+        )
+        words = word_pattern(sanitize(query))
+        if words is None:
+            continue
+        pool = letters if rnd.random() < 0.3 else letters[:12]
+        text = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 60)))
+        expected = re.compile(words.pattern, re.IGNORECASE).sub(lambda m: f"**{m[0]}**", text)
+        assert highlight(text, words) == expected, (query, text)
+
+
+def test_a_query_pattern_is_compiled_only_when_a_text_needs_it():
+    words = words_of("rotate")
+    assert highlight("We rotated it", words) == "We **rotated** it"
+    assert words._compiled is None  # type: ignore[attr-defined]
+    assert highlight("rotation \u00fcber", words) == "**rotation** \u00fcber"
+    assert words._compiled is not None  # type: ignore[attr-defined]
 
 
 # --- the file's own markup is gone before query words are bolded ----------------------------

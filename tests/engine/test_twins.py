@@ -166,3 +166,29 @@ def test_word_forms_meet_at_one_stem():
     assert stem("mornings") == stem("morning")
     assert stem("pages") == stem("paging")
     assert stem("incidents") == stem("incident")
+
+
+def test_the_matrix_screen_decides_every_pair_as_its_own_dot_product_does(monkeypatch):
+    # The pairs' dot products come from one matrix product, which may differ from a single
+    # dot product in the last bits; pairs around both floors, denials and shared titles make
+    # the decisions matter. The order must be the one of dot products computed one by one.
+    import engine.ranking.twins as module
+
+    rng = np.random.default_rng(5)
+    texts = [HOSTED, NOT_HOSTED, USED_TO, OTHER]
+    for _ in range(300):
+        base = rng.standard_normal(384).astype(np.float32)
+        base /= np.linalg.norm(base)
+        hits = []
+        for _ in range(rng.integers(2, 9)):
+            target = rng.choice([0.6, 0.8, 0.95, 0.3, 0.99]) + rng.normal(0, 1e-6)
+            noise = rng.standard_normal(384).astype(np.float32)
+            noise -= (noise @ base) * base
+            noise /= np.linalg.norm(noise)
+            vector = (target * base + np.sqrt(max(0.0, 1 - target**2)) * noise).astype(np.float32)
+            title = str(rng.choice(["Warehouse", "Lunch"]))
+            hits.append(Candidate(str(rng.choice(texts)), vector, title))
+        screened = order_twins("where is the analytics warehouse", hits)
+        monkeypatch.setattr(module, "gram_screen", lambda vectors: None)
+        assert order_twins("where is the analytics warehouse", hits) == screened
+        monkeypatch.undo()

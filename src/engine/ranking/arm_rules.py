@@ -216,7 +216,7 @@ def sql_problems(name: str, needs: tuple[str, ...], sql: str, dialect: Dialect) 
         add(
             f"arm {name!r} is a prior (it needs neither query terms nor a query vector) but does "
             "not rank only the `candidates`, so it can bring in memories the query did not ask "
-            "for; add `AND f.path IN (SELECT path FROM candidates)`",
+            f"for; add `AND f.{dialect.key} IN (SELECT {dialect.key} FROM candidates)`",
             error=False,
         )
     return found

@@ -154,13 +154,14 @@ def assemble(
         return Assembly("", (), dropped, tuple(routine))
     finders = [arm for arm, _ in fired if reads_query(arm.needs)]
     priors = [arm for arm, _ in fired if not reads_query(arm.needs)]
+    key = target.key
     ctes = [cte(arm, scope_sql, target) for arm in finders]
     if len(fired) == 1 and not finders and LISTING.search(dialect_sql(fired[0][0], target)):
         ctes.extend(listed(fired[0][0], fired[0][1], scope_sql, target, factor))
     elif priors:
-        pool = "\n    UNION\n".join(f"    SELECT path FROM arm_{arm.name}" for arm in finders)
+        pool = "\n    UNION\n".join(f"    SELECT {key} FROM arm_{arm.name}" for arm in finders)
         if not finders:
-            pool = f"    SELECT f.path AS path FROM files AS f WHERE {scope_sql}"
+            pool = f"    SELECT f.{key} AS {key} FROM files AS f WHERE {scope_sql}"
         ctes.append(f"candidates AS (\n{pool}\n)")
         ctes.append(f"listing AS (\n    {NO_LISTING}\n)")
         ctes.extend(cte(arm, scope_sql, target) for arm in priors)
@@ -169,7 +170,7 @@ def assemble(
     # score and the final SELECT needs no join back to each arm by path: at 2,000 memories
     # those joins (an automatic index apiece) were a sixth of the statement's time.
     contributions = "\n    UNION ALL\n".join(
-        f"    SELECT path, {literal} / ({RRF_K} + rank) AS contribution, "
+        f"    SELECT {key}, {literal} / ({RRF_K} + rank) AS contribution, "
         f"'{arm.name}' AS arm, rank FROM arm_{arm.name}"
         for arm, literal in fired
     )
@@ -177,8 +178,8 @@ def assemble(
         f",\n           max(CASE arm WHEN '{name}' THEN rank END) AS {name}_rank" for name in names
     )
     ctes.append(
-        f"fused AS (\n    SELECT path, sum(contribution) AS score{carried}\n    FROM (\n"
-        f"{indent(contributions)}\n    )\n    GROUP BY path\n)"
+        f"fused AS (\n    SELECT {key}, sum(contribution) AS score{carried}\n    FROM (\n"
+        f"{indent(contributions)}\n    )\n    GROUP BY {key}\n)"
     )
     # Equal fused scores go to the memory the first surviving arm in registry order ranks
     # higher (fts when it runs: an exact word is harder evidence than a near neighbour).
@@ -190,15 +191,6 @@ def assemble(
     # per memory and built an automatic index on ``fused`` to join it back (a tenth of a
     # search at 2,000 memories).
     multiplier = indent(factor, 11).strip() if factor else number(1.0, target.name)
-    tags = "f.tags" if target.name == "sqlite" else "f.tags::text"
-    ctes.append(
-        "weighed AS MATERIALIZED (\n"
-        "    SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
-        f"           f.id AS file_id, fused.score AS fused_score,\n"
-        f"           {multiplier} AS authority,\n"
-        f"           {tags} AS tags{ranks}\n"
-        "    FROM fused\n    JOIN files AS f ON f.path = fused.path\n)"
-    )
     # The sign decides (the seed's adjust_rank): a positive score is multiplied, a negative
     # one divided, so a larger multiplier always moves a memory toward the better end.
     score = (
@@ -207,6 +199,18 @@ def assemble(
         else "fused_score"
     )
     columns = "".join(f", {name}_rank" for name in names)
+    if target.name == "sqlite":
+        sql = ordered_then_shown(ctes, multiplier, ranks, score, columns, lead)
+        return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
+    tags = "f.tags::text"
+    ctes.append(
+        "weighed AS MATERIALIZED (\n"
+        "    SELECT f.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
+        f"           f.id AS file_id, fused.score AS fused_score,\n"
+        f"           {multiplier} AS authority,\n"
+        f"           {tags} AS tags{ranks}\n"
+        f"    FROM fused\n    JOIN files AS f ON f.{key} = fused.{key}\n)"
+    )
     sql = (
         "WITH\n" + ",\n".join(ctes) + "\n"
         "SELECT path, title, kind, event_at, file_id,\n"
@@ -219,12 +223,54 @@ def assemble(
     return Assembly(sql, tuple(arm for arm, _ in fired), dropped, tuple(routine))
 
 
+def ordered_then_shown(
+    ctes: list[str], multiplier: str, ranks: str, score: str, columns: str, lead: str
+) -> str:
+    """The end of the SQLite statement: order the fused memories, then read what a hit shows.
+
+    ``weighed`` holds what the order needs (the path breaks ties) and ``ranked`` orders it;
+    the title, kind, date and tags are read from ``files`` by row id only for the rows a
+    search actually reads (it stops after the hits and the semantic arm's first: about a
+    dozen of some 150), instead of being copied for every memory into ``weighed`` and the
+    sort. The final ORDER BY repeats ``ranked``'s, so the order is the statement's own
+    whatever the join; SQLite keeps ``ranked``'s order and only settles equal scores."""
+    ctes.append(
+        "weighed AS MATERIALIZED (\n"
+        "    SELECT f.id AS file_id, f.path AS path, fused.score AS fused_score,\n"
+        f"           {multiplier} AS authority{ranks}\n"
+        "    FROM fused\n    JOIN files AS f ON f.id = fused.id\n)"
+    )
+    ctes.append(
+        "ranked AS (\n"
+        f"    SELECT file_id, path,\n           {score} AS score,\n"
+        f"           authority{columns}\n"
+        "    FROM weighed\n"
+        f"    ORDER BY score DESC, {lead}_rank IS NULL, {lead}_rank, path\n"
+        "    LIMIT ?3\n)"
+    )
+    shown = "".join(f", r.{name} AS {name}" for name in columns.split(", ") if name)
+    return (
+        "WITH\n" + ",\n".join(ctes) + "\n"
+        "SELECT r.path AS path, f.title AS title, f.kind AS kind, f.event_at AS event_at,\n"
+        "       r.file_id AS file_id, r.score AS score, r.authority AS authority,\n"
+        f"       f.tags AS tags{shown}\n"
+        "FROM ranked AS r\n"
+        "CROSS JOIN files AS f ON f.id = r.file_id\n"
+        f"ORDER BY r.score DESC, r.{lead}_rank IS NULL, r.{lead}_rank, r.path\n"
+        "LIMIT ?3"
+    )
+
+
 #: An arm whose SQL reads ``listing`` can list: see :func:`listed`.
 LISTING = re.compile(r"\blisting\b")
 #: ``listing`` when the arm ranks every candidate: no row.
 NO_LISTING = "SELECT 1 AS alone LIMIT 0"
-#: ``candidates`` of an arm's first rows in a listing: none (those rows never read them).
-NO_CANDIDATES = "SELECT CAST(NULL AS text) AS path LIMIT 0"
+#: ``candidates`` of an arm's first rows in a listing: none (those rows never read them); by
+#: the type of each dialect's key.
+NO_CANDIDATES = {
+    "path": "SELECT CAST(NULL AS text) AS path LIMIT 0",
+    "id": "SELECT CAST(NULL AS integer) AS id LIMIT 0",
+}
 #: Slack on the bound :func:`listed` checks, so a rounding of the last bit can never let a
 #: memory past the first rows tie the last hit unseen.
 BOUND_SLACK = 1 + 1e-9
@@ -246,10 +292,10 @@ def listed(arm: Arm, literal: str, scope_sql: str, target: Dialect, factor: str)
     memories are capped, or the moments tie past ``?2``), the same statement ranks every
     candidate as before. Either way ``arm_<name>`` holds the rows the hits need, with the
     ranks of a full ranking, and the fold below is unchanged."""
-    name = arm.name
+    name, key = arm.name, target.key
     own = with_ctes(
         dialect_sql(arm, target).strip().replace("{scope}", scope_sql),
-        ["listing AS (SELECT 1 AS alone)", f"candidates AS ({NO_CANDIDATES})"],
+        ["listing AS (SELECT 1 AS alone)", f"candidates AS ({NO_CANDIDATES[key]})"],
     )
     first = f"arm_{name}_first AS (\n{indent(own)}\n)"
     ceiling = CEILING if factor else 1.0
@@ -263,7 +309,7 @@ def listed(arm: Arm, literal: str, scope_sql: str, target: Dialect, factor: str)
         f"           OR coalesce((\n"
         f"               SELECT {adjusted} AS adjusted\n"
         f"               FROM arm_{name}_first AS a\n"
-        f"               JOIN files AS f ON f.path = a.path\n"
+        f"               JOIN files AS f ON f.{key} = a.{key}\n"
         f"               ORDER BY adjusted DESC\n"
         f"               LIMIT 1 OFFSET ?3 - 1\n"
         f"           ), 0) > {bound} / ({RRF_K} + (SELECT max(rank) FROM arm_{name}_first))"
@@ -271,15 +317,15 @@ def listed(arm: Arm, literal: str, scope_sql: str, target: Dialect, factor: str)
     )
     every = "-1" if target.name == "sqlite" else "NULL"
     pool = (
-        f"candidates AS (\n    SELECT f.path AS path FROM files AS f WHERE {scope_sql}\n"
+        f"candidates AS (\n    SELECT f.{key} AS {key} FROM files AS f WHERE {scope_sql}\n"
         f"    LIMIT CASE WHEN (SELECT ok FROM listed_enough) THEN 0 ELSE {every} END\n)"
     )
     whole = cte(arm, scope_sql, target, name=f"{name}_every")
     chosen = (
         f"arm_{name} AS (\n"
-        f"    SELECT path, rank FROM arm_{name}_first WHERE (SELECT ok FROM listed_enough)\n"
+        f"    SELECT {key}, rank FROM arm_{name}_first WHERE (SELECT ok FROM listed_enough)\n"
         f"    UNION ALL\n"
-        f"    SELECT path, rank FROM arm_{name}_every\n)"
+        f"    SELECT {key}, rank FROM arm_{name}_every\n)"
     )
     return [first, enough, pool, f"listing AS (\n    {NO_LISTING}\n)", whole, chosen]
 

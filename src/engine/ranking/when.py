@@ -59,6 +59,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
+#: What every pattern but the relative ones needs somewhere (the same ``\d`` they use).
+_DIGIT = re.compile(r"\d")
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
     "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -103,7 +105,12 @@ def time_spans(text: str, *, relative: bool = False) -> list[tuple[int, int]]:
 def time_expressions(
     text: str, now: dt.datetime | None, *, relative: bool
 ) -> list[tuple[tuple[int, int], Window]]:
-    """Every time expression of ``text`` these rules read, with the window it names."""
+    """Every time expression of ``text`` these rules read, with the window it names.
+
+    Every absolute expression holds a digit (a year, a day), so a text without one has none
+    and the patterns are not run (most queries: nine patterns cost a hundredth of a search)."""
+    if not relative and _DIGIT.search(text) is None:
+        return []
     now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None)
     found: list[tuple[tuple[int, int], Window]] = []
     claimed: list[tuple[int, int]] = []  # text a more specific pattern already read

@@ -53,6 +53,9 @@ class SqliteSearch:
         self._conn: apsw.Connection | None = None
         self._identity: tuple[int, int] | None = None
         self._has_state = False
+        #: The last verdict on the vector plane, with what it was given: the index's
+        #: ``data_version`` and the embedder's name and width (see :meth:`vector_plane_problem`).
+        self._plane: tuple[tuple[int, str, int], str | None] | None = None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -74,7 +77,7 @@ class SqliteSearch:
             self.close()
             self._conn = open_index_reader(self.store.index_path)
             stable_plans(self._conn)
-            self._identity, self._has_state = identity, False
+            self._identity, self._has_state, self._plane = identity, False, None
         if not self._has_state:
             self._has_state = attach_state(self._conn, self.store.state_path)
 
@@ -98,7 +101,17 @@ class SqliteSearch:
         return "exact"  # FTS5 ranks every match (its shortcut is exact, see the fts arm)
 
     def vector_plane_problem(self, embedder: Embedder) -> str | None:
-        return vector_plane_problem(self.conn, embedder)
+        """:func:`vector_plane_problem`, asked again only when the index has changed since.
+
+        The verdict reads the index's ``meta`` and schema (two statements, a hundredth of a
+        search at 2,000 memories) and only a committed write can change it: SQLite's
+        ``data_version`` of this connection moves with every commit another connection makes,
+        and this connection only reads."""
+        (version,) = self.conn.execute("PRAGMA main.data_version").fetchone()
+        key = (int(version), embedder.name, embedder.dim)
+        if self._plane is None or self._plane[0] != key:
+            self._plane = (key, vector_plane_problem(self.conn, embedder))
+        return self._plane[1]
 
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
         return choose_fts_form(self.conn, terms, scope)
