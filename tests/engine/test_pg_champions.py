@@ -9,8 +9,12 @@ scan the arm falls back to without them, through every write path.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+
 import psycopg
 import pytest
+from test_freshness import WAIT_S, eventually
 
 from engine.agents.write import forget, remember
 from engine.files.store import open_store
@@ -42,6 +46,19 @@ def lists(monkeypatch: pytest.MonkeyPatch) -> None:
     """Champion lists for any word held by more than 4 chunks, 4 chunks deep."""
     monkeypatch.setattr(champions, "COMMON", 4)
     monkeypatch.setattr(champions, "DEPTH", 4)
+
+
+@pytest.fixture(autouse=True)
+def settled(pg_url: str) -> Iterator[None]:
+    """No rebuild behind a write outlives its test (its database is dropped after it)."""
+    yield
+    assert champions.settle(WAIT_S)
+
+
+@pytest.fixture
+def kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lists are not remade by the writes of the test (the drift they allow is tested)."""
+    monkeypatch.setattr(champions, "STALE_SHARE", 1.0)
 
 
 @pytest.fixture
@@ -139,7 +156,9 @@ def test_a_deleted_file_is_never_returned(notes, pg_url):  # type: ignore[no-unt
     assert best not in ranking(notes, "cluster")
 
 
-def test_after_every_write_path_the_pre_selection_still_ranks_as_the_exact_scan(notes, pg_url):  # type: ignore[no-untyped-def]
+def test_after_every_write_path_the_pre_selection_still_ranks_as_the_exact_scan(
+    notes, pg_url, kept
+):  # type: ignore[no-untyped-def]
     remember(notes, "Cluster backup", "cluster backup drill", "semantic")
     (notes.root / "note-03.md").write_text("---\ntitle: Note 3\n---\nracks only\n")
     (notes.root / "note-06.md").unlink()
@@ -154,7 +173,7 @@ def test_after_every_write_path_the_pre_selection_still_ranks_as_the_exact_scan(
 
 
 def test_a_listed_words_rarity_follows_the_chunks_deleted_since_the_lists(
-    make_store, pg_url, monkeypatch, lists
+    make_store, pg_url, monkeypatch, lists, kept
 ):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
     others = {f"lunch-{n}.md": f"# Lunch {n}\n\nNoodles on Friday {n}.\n" for n in range(10)}
@@ -181,6 +200,21 @@ def test_a_full_run_remakes_lists_the_store_outgrew(notes, pg_url):  # type: ign
     after = sql(pg_url, "SELECT value FROM meta WHERE key = 'fts_champions_through'")
     assert int(after[0][0]) > int(before[0][0])
     assert ranking(notes, "cluster") == exact_ranking(notes, pg_url, "cluster")
+
+
+def test_a_full_run_reports_the_passes_of_the_lists_it_makes(notes):  # type: ignore[no-untyped-def]
+    for number in range(2):
+        name, text = cluster_note(number)
+        (notes.root / name).write_text(text)
+    heard: list[tuple[str, int, int]] = []
+
+    index_store(notes, embed=False, progress=lambda *step: heard.append(step))
+
+    assert [step for step in heard if step[0] == "champions"] == [
+        ("champions", 0, 2),
+        ("champions", 1, 2),
+        ("champions", 2, 2),
+    ]
 
 
 def downgrade_to_layout_3(url: str) -> None:
@@ -229,3 +263,112 @@ def test_a_store_without_common_words_is_searched_exactly_and_says_so(
 
     assert search(store, "cluster", weights=FTS_ONLY).full_text_search == "exact"
     assert store_status(store)["full_text_search"] == "exact"
+
+
+# ------------------------------------------------------------- writes outside a full run
+
+
+def mark(url: str) -> int | None:
+    rows = sql(url, "SELECT value FROM meta WHERE key = 'fts_champions_through'")
+    return int(rows[0][0]) if rows else None
+
+
+def cluster_note(number: int) -> tuple[str, str]:
+    return f"cluster-{number}.md", f"---\ntitle: Cluster {number}\n---\ncluster cluster\n"
+
+
+def test_remembering_past_a_tenth_of_the_store_remakes_the_lists(notes, pg_url):  # type: ignore[no-untyped-def]
+    before = mark(pg_url)
+
+    keys = [remember(notes, f"Cluster {n}", "cluster cluster", "semantic") for n in range(2)]
+    assert champions.settle(WAIT_S)
+
+    assert mark(pg_url) > before  # type: ignore[operator]
+    chunk = "SELECT c.id FROM chunks AS c JOIN files AS f ON f.id = c.file_id WHERE f.path = %s"
+    top = sql(pg_url, chunk, (keys[-1],))[0][0]
+    assert top in listed(pg_url, "cluster")
+    assert ranking(notes, "cluster") == exact_ranking(notes, pg_url, "cluster")
+
+
+def test_a_watchers_batch_past_a_tenth_of_the_store_remakes_the_lists(notes, pg_url):  # type: ignore[no-untyped-def]
+    before = mark(pg_url)
+    for number in range(2):
+        name, text = cluster_note(number)
+        (notes.root / name).write_text(text)
+
+    index_paths(notes, [cluster_note(n)[0] for n in range(2)])  # what the watcher calls
+    assert champions.settle(WAIT_S)
+
+    assert mark(pg_url) > before  # type: ignore[operator]
+
+
+def test_forgetting_past_a_tenth_of_the_store_remakes_the_lists_and_empties_fts_gone(
+    notes, pg_url
+):  # type: ignore[no-untyped-def]
+    before = mark(pg_url)
+
+    for key in ("note-01.md", "note-02.md"):
+        (notes.root / key).unlink()
+        index_paths(notes, [key])
+    assert champions.settle(WAIT_S)
+
+    assert mark(pg_url) == before  # no chunk written since: the mark stays, the count moved
+    assert sql(pg_url, "SELECT count(*) FROM fts_gone")[0][0] == 0
+    assert sql(pg_url, "SELECT value FROM meta WHERE key = 'fts_champions_chunks'")[0][0] == "10"
+
+
+def test_a_write_within_a_tenth_of_the_store_keeps_the_lists(notes, pg_url):  # type: ignore[no-untyped-def]
+    before = mark(pg_url)
+
+    remember(notes, "Cluster", "cluster cluster", "semantic")  # 1 chunk of 13: within 1.3
+    assert champions.settle(WAIT_S)
+
+    assert mark(pg_url) == before
+
+
+def test_a_small_store_without_lists_makes_none_as_it_is_written(
+    make_store, pg_url, monkeypatch, lists
+):  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(champions, "COMMON", 40)  # no word of a store this small can be common
+    monkeypatch.setenv("MEMSIFT_DATABASE_URL", pg_url)
+    store = make_store(NOTES)
+    index_store(store, embed=False)
+
+    for number in range(6):
+        remember(store, f"Cluster {number}", "cluster backup", "semantic")
+    assert champions.settle(WAIT_S)
+
+    assert mark(pg_url) is None
+    assert search(store, "cluster", weights=FTS_ONLY).full_text_search == "exact"
+
+
+def test_a_write_and_a_search_answer_while_the_lists_are_remade(notes, pg_url):  # type: ignore[no-untyped-def]
+    # The rebuild is held at its last step (the mark's row locked here): a write that starts it
+    # returns, and a search answers, from the old lists, before it ends.
+    answers: dict[str, object] = {}
+    with psycopg.connect(pg_url, options="-c search_path=memsift") as holder:
+        holder.execute("SELECT value FROM meta WHERE key = 'fts_champions_through' FOR UPDATE")
+
+        def write() -> None:
+            answers["keys"] = [
+                remember(notes, f"Cluster {n}", "cluster cluster", "semantic") for n in range(2)
+            ]
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        writer.join(WAIT_S)
+        assert not writer.is_alive() and "keys" in answers
+        assert eventually(
+            lambda: sql(pg_url, "SELECT count(*) FROM pg_locks WHERE NOT granted")[0][0] > 0
+        )
+
+        def find() -> None:
+            answers["found"] = ranking(notes, "cluster")
+
+        searcher = threading.Thread(target=find)
+        searcher.start()
+        searcher.join(WAIT_S)
+        assert not searcher.is_alive() and answers["found"]
+    assert champions.settle(WAIT_S)
+
+    assert ranking(notes, "cluster") == exact_ranking(notes, pg_url, "cluster")

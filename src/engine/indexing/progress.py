@@ -20,8 +20,12 @@ LABELS = {
     "scan": "scanning files",
     "embed": "embedding chunks",
     "retokenize": "upgrading the full text of chunks",
+    "champions": "champion lists for the full-text arm (passes over every posting)",
 }
 UNITS = {"scan": "files", "embed": "chunks", "retokenize": "chunks"}
+#: Phases of a few long steps (the champion lists' two passes over every posting): a rate of
+#: "0.0 passes/s" says nothing, the time left does.
+TIME_ONLY = {"champions"}
 #: Said once when embedding starts: what holds already, and that stopping loses nothing.
 EMBED_START = (
     "the store is searchable by full text now; computing vectors for the semantic ranking "
@@ -76,7 +80,7 @@ class Pace:
             return ""
         rate = moved / elapsed
         shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
-        text = f", {shown} {UNITS.get(phase, 'items')}/s"
+        text = "" if phase in TIME_ONLY else f", {shown} {UNITS.get(phase, 'items')}/s"
         if total:
             text += f", about {duration((total - done) / rate)} left"
         return text

@@ -28,15 +28,32 @@ chunks are deleted, so the lists' ids of them join nothing and they can never be
 What drifts as a store changes is only which chunks are on the lists, never a score: a list
 made when a word was rarer, or before some of its best chunks were forgotten, can miss a chunk
 the exact scan would rank; and every chunk written since the lists costs each search a little.
-A full index run makes the lists anew once the chunks written since pass :data:`TAIL_CHUNKS`
-or :data:`STALE_SHARE` of the store, or the store's count of chunks moved by that share.
-Between full runs (a store written only by ``remember`` and a watcher) the lists are kept.
+The lists are made anew once the chunks written since pass :data:`TAIL_CHUNKS` or
+:data:`STALE_SHARE` of the store, or the store's count of chunks moved by that share
+(:func:`stale`, the one rule): at the end of a full index run, and after any other write
+(``remember``, ``forget``, a watcher's batch: :func:`refresh_behind`, called where those share
+their path, :func:`engine.pg.incremental.index_keys`). A store that has no list and no more than
+:data:`COMMON` chunks has no word to list, so its writes make none (until the words of its
+deleted chunks kept in ``fts_gone`` pass that count, which only a build clears).
+
+After a write the lists are made on a thread of their own (minutes at a million memories), so
+the write, and the agent waiting for its answer, does not wait: the build reads one snapshot
+and swaps the lists in one transaction, which blocks no search (they read the old lists until
+it commits). One build per store at a time, across processes (an advisory lock; a write that
+finds one under way leaves it be). A process that exits mid-build (``memsift remember`` from a
+shell) cancels it; the next write that finds the lists due starts again.
 """
 
 from __future__ import annotations
 
-from engine.pg.driver import PgConnection
+import atexit
+import contextlib
+import threading
+
+from engine.indexing.pipeline import Progress
+from engine.pg.driver import PgConnection, PgError, connect, guarded
 from engine.pg.indexdb import lock_rows, read_meta, write_meta
+from engine.pg.target import DatabaseTarget
 
 #: What other packages (the benchmarks) may rely on; the rest is internal.
 __all__ = [
@@ -44,7 +61,9 @@ __all__ = [
     "DEPTH",
     "build_champions",
     "description",
+    "refresh_behind",
     "refresh_champions",
+    "settle",
 ]
 
 #: A word held by more chunks than this gets a champion list (the others are scanned whole,
@@ -135,18 +154,23 @@ def mark(conn: PgConnection) -> int:
     return int(top)
 
 
-def build_champions(conn: PgConnection) -> int:
+def build_champions(conn: PgConnection, progress: Progress | None = None) -> int:
     """Make the champion lists anew from the chunks written so far; return how many words got
     one. The lists and their mark replace the old ones in one transaction, so a search sees
-    either the old lists with the old mark or the new ones with the new mark."""
+    either the old lists with the old mark or the new ones with the new mark. ``progress``
+    hears ``("champions", passes done, 2)`` before the first pass over the postings and after
+    each (minutes each at a million memories: the only sign of life an index run gives then)."""
     through = mark(conn)
     params = {"through": through, "common": COMMON, "depth": DEPTH}
+    say = progress or (lambda _phase, _done, _total: None)
     with conn:
         # One snapshot for every statement: the counts and lists are of the chunks it holds,
         # and the deleted chunks it clears from fts_gone are exactly those it no longer holds
         # (a chunk deleted after it began stays there, so a search still subtracts it).
         conn.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        say("champions", 0, 2)
         conn.run(CUTOFFS, params)
+        say("champions", 1, 2)
         conn.run("DELETE FROM fts_champions")
         conn.run(LISTS, params)
         conn.run("DELETE FROM fts_gone")
@@ -157,6 +181,7 @@ def build_champions(conn: PgConnection) -> int:
         write_meta(conn, RULE_KEY, rule())
         write_meta(conn, WORDS_KEY, words)
     conn.run("ANALYZE fts_champions")
+    say("champions", 2, 2)
     return int(words)
 
 
@@ -182,20 +207,128 @@ def description(conn: PgConnection) -> str:
 
 
 def stale(conn: PgConnection) -> bool:
-    """Whether the lists are missing, made by another rule, or behind the store by more than
-    :data:`STALE_SHARE` of its chunks (written since, or a count moved by forgetting)."""
+    """Whether the lists are due: missing, made by another rule, or behind the store by more
+    than :data:`STALE_SHARE` of its chunks (written since, or a count moved by forgetting), or
+    by more than :data:`TAIL_CHUNKS` written since. A store with no list and no more than
+    :data:`COMMON` chunks has none to make: due only once ``fts_gone`` holds more than that
+    many deleted chunks (a build empties it)."""
     through, then = read_meta(conn, THROUGH_KEY), read_meta(conn, CHUNKS_KEY)
+    (now,) = conn.run("SELECT chunks FROM fts_totals").fetchone()
+    if int(now) <= COMMON and (through is None or not int(read_meta(conn, WORDS_KEY) or 0)):
+        return bounded_count(conn, "SELECT 1 FROM fts_gone", (), COMMON) > COMMON
     if through is None or then is None or read_meta(conn, RULE_KEY) != rule():
         return True
-    (now,) = conn.run("SELECT chunks FROM fts_totals").fetchone()
-    (newer,) = conn.run("SELECT count(*) FROM chunks WHERE id > %s", (int(through),)).fetchone()
     allowed = STALE_SHARE * max(int(now), 1)
-    return newer > min(allowed, TAIL_CHUNKS) or abs(int(now) - int(then)) > allowed
+    if abs(int(now) - int(then)) > allowed:
+        return True
+    most = int(min(allowed, TAIL_CHUNKS))
+    newer = bounded_count(conn, "SELECT 1 FROM chunks WHERE id > %s", (int(through),), most)
+    return newer > most
 
 
-def refresh_champions(conn: PgConnection) -> int | None:
-    """After a full run: rebuild the lists when :func:`stale`; how many words got one, or None
-    when the lists were fresh enough and kept."""
+def bounded_count(conn: PgConnection, rows: str, params: tuple[object, ...], most: int) -> int:
+    """How many rows ``rows`` selects, counting no further than ``most`` + 1 (every write asks:
+    a long tail costs no more than the answer needs)."""
+    (count,) = conn.run(
+        f"SELECT count(*) FROM ({rows} LIMIT %s) AS counted", (*params, most + 1)
+    ).fetchone()
+    return int(count)
+
+
+def lock_key(schema: str) -> str:
+    """The advisory lock one build of a store's lists holds (keyed by its schema)."""
+    return f"memsift champions {schema}"
+
+
+def refresh_champions(
+    conn: PgConnection, *, wait: bool = True, progress: Progress | None = None
+) -> int | None:
+    """Make the lists anew when :func:`stale`; how many words got one, or None when they were
+    fresh enough and kept. Under the store's build lock: ``wait`` for a build under way (a full
+    run's end, which then finds the lists fresh), or else leave it be and return None."""
+    key = lock_key(conn.target.schema)
+    if wait:
+        conn.run("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+    else:
+        (got,) = conn.run(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+        ).fetchone()
+        if not got:
+            return None
+    try:
+        with conn:
+            due = stale(conn)
+        return build_champions(conn, progress) if due else None
+    finally:
+        conn.run("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
+
+#: The builds this process runs behind writes, by store (url, schema), and their connections
+#: (cancelled when the process exits).
+_behind: dict[tuple[str, str], threading.Thread] = {}
+_building: set[PgConnection] = set()
+_behind_lock = threading.Lock()
+
+
+def refresh_behind(conn: PgConnection) -> threading.Thread | None:
+    """After a write outside a full run: when the lists are due (:func:`stale`, read on the
+    writer's connection, a few small reads), make them on a thread of their own and return it;
+    None when they are not due. A build of the same store already running in this process is
+    returned instead of a second one."""
     with conn:
         due = stale(conn)
-    return build_champions(conn) if due else None
+    if not due:
+        return None
+    target = conn.target
+    key = (target.url, target.schema)
+    with _behind_lock:
+        running = _behind.get(key)
+        if running is not None and running.is_alive():
+            return running
+        thread = threading.Thread(
+            target=rebuild, args=(target,), name="memsift-champions", daemon=True
+        )
+        _behind[key] = thread
+        thread.start()
+    return thread
+
+
+def rebuild(target: DatabaseTarget) -> None:
+    """The thread's work: the lists made anew if still due once the build lock is held. A
+    failure is dropped: the store stays correct (its newer chunks are scanned exactly, only
+    slower), and the next write or full run that finds the lists due tries again."""
+    try:
+        conn = connect(target, vectors=False)
+    except PgError:
+        return
+    with _behind_lock:
+        _building.add(conn)
+    try:
+        with guarded(target):
+            refresh_champions(conn, wait=False)
+    except PgError:
+        pass
+    finally:
+        with _behind_lock:
+            _building.discard(conn)
+        conn.close()
+
+
+def settle(timeout: float | None = None) -> bool:
+    """Wait for this process's builds behind writes to end; whether they all did in time."""
+    with _behind_lock:
+        threads = list(_behind.values())
+    for thread in threads:
+        thread.join(timeout)
+    return not any(thread.is_alive() for thread in threads)
+
+
+@atexit.register
+def cancel_builds() -> None:
+    """A process leaving mid-build cancels it on the server, which would otherwise run the
+    statement under way to its end for nobody (its advisory lock is then released)."""
+    with _behind_lock:
+        connections = list(_building)
+    for conn in connections:
+        with contextlib.suppress(Exception):  # exiting: a server already gone needs no cancel
+            conn.raw.cancel()

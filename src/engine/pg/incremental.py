@@ -8,6 +8,10 @@ and a remember must not wait for it): each write is one short transaction, and a
 going on elsewhere upserts the same rows to the same values. It leaves the index's "complete"
 mark alone, since it has not looked at the rest of the store.
 
+Every write here ends by asking whether the full-text arm's champion lists are due by the rule a
+full run applies (:func:`engine.pg.champions.refresh_behind`): when they are, they are made on a
+thread of their own, so the write returns without waiting for them.
+
 Vectors are added only while the index is of the same model (:func:`engine.pg.indexdb.
 claim_model`, checked in the transaction that adds them); otherwise the caller leaves the
 switch to a full run.
@@ -34,6 +38,7 @@ from engine.indexing.pipeline import (
     still_gone,
 )
 from engine.pg import indexdb
+from engine.pg.champions import refresh_behind
 from engine.pg.driver import PgConnection, PgError, connect, guarded, register_vectors
 from engine.pg.floor import PgFloorPlace
 from engine.pg.indexer import ModelChanged, PgIndexWriter, index_to_database, store_vectors
@@ -80,6 +85,8 @@ def index_keys(
                     model = indexdb.read_meta(conn, "model")
                     indexdb.record_coverage(conn, model, None, budget)
                 refresh_floor(PgFloorPlace(conn), embedder, report.embedded)
+            if report.indexed or report.removed:  # the full-text arm's lists, when due, behind
+                refresh_behind(conn)
     finally:
         conn.close()
     return report

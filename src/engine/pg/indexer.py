@@ -53,7 +53,7 @@ def index_to_database(
     try:
         with guarded(target), run_lock(conn):
             ensure_schema(conn, progress)
-            writer = PgIndexWriter(conn, store, max_file_bytes)
+            writer = PgIndexWriter(conn, store, max_file_bytes, progress)
             full_run(writer, store, max_file_bytes, embedder, progress, report)
     finally:
         conn.close()
@@ -64,8 +64,15 @@ class PgIndexWriter:
     """:class:`engine.indexing.index_run.IndexWriter` on one connection to a team schema, inside the
     run's advisory lock."""
 
-    def __init__(self, conn: PgConnection, store: Store, max_file_bytes: int) -> None:
+    def __init__(
+        self,
+        conn: PgConnection,
+        store: Store,
+        max_file_bytes: int,
+        progress: Progress | None = None,
+    ) -> None:
         self.conn = conn
+        self.progress = progress  # a full run's: the champion lists' passes are reported
         self.store = store
         self.max_file_bytes = max_file_bytes
         self.budget = store.config().embed_chunks_per_file
@@ -171,7 +178,8 @@ class PgIndexWriter:
             )
             indexdb.write_meta(conn, "skipped", json.dumps(skipped))
             indexdb.write_meta(conn, "complete", 1)
-        refresh_champions(conn)  # after the run's rows: the lists are made from them
+        # after the run's rows: the lists are made from them
+        refresh_champions(conn, progress=self.progress)
 
 
 class ModelChanged(Exception):
