@@ -335,7 +335,8 @@ def scope_options(func: Callable[..., Any]) -> Callable[..., Any]:
     default=None,
     help="--withhold-unseen: answer nothing when the store never wrote a name the query gives "
     "(not even spelt otherwise) or words carrying half of it, unless a memory is 0.6 similar "
-    "(the coverage test); --answer-unseen: answer all the same. Default: [limits] "
+    "(the coverage test; a floor set with --min-similarity or [limits] min_similarity is the "
+    "whole rule instead); --answer-unseen: answer all the same. Default: [limits] "
     "withhold_unseen, else --withhold-unseen.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

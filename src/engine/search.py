@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.arms import ARMS, AUTHORITY, Arm, Authority
 from engine.backend import SearchSession, open_backend
-from engine.files.config import similarity_floor
+from engine.files.config import similarity_floor, unseen_rule
 from engine.files.store import Config, Store, open_store
 from engine.floor import choose as choose_floor
 from engine.indexing.embedder import Embedder, make_embedder, to_blob
@@ -270,6 +270,8 @@ class Searcher:
             raise ValueError(f"limit and candidate_limit must be between 1 and {MAX_LIMIT}")
         if min_similarity is not None and (problem := similarity_floor(min_similarity)):
             raise ValueError(f"min_similarity {min_similarity}: {problem}")  # as config.toml's
+        if withhold_unseen is not None and (problem := unseen_rule(withhold_unseen)):
+            raise ValueError(f"withhold_unseen {withhold_unseen!r}: {problem}")  # as config.toml's
         config = self.store.config()
         if self._own_embedder:  # follow config.toml: another model, or none at all
             current = self._embedder.name if self._embedder else None
@@ -423,6 +425,10 @@ def run_search(
         for r in records + nearest
     }
     unseen = config.withhold_unseen if withhold_unseen is None else withhold_unseen
+    set_floor = set_floor_text(min_similarity, config)
+    if withhold_unseen not in (None, False) and set_floor is not None:
+        # asked for by name, and silently not applied, it reads as "nothing was unseen"
+        result.notes.append(f"the coverage test does not apply under a {set_floor}")
     found = [text for own in chunks.values() for text, _ in own]
 
     def carried(words: Sequence[str]) -> bool:
@@ -624,6 +630,16 @@ def twin_order(
     order, moved = order_twins(query, candidates)
     above = {records[i]["path"]: records[j]["path"] for i, j in moved.items()}
     return [records[i] for i in order], above
+
+
+def set_floor_text(min_similarity: float | None, config: Config) -> str | None:
+    """The floor set for this search or the store, in words, or None (the store's own): a
+    floor set is the whole abstention rule, without the coverage test (:func:`abstain`)."""
+    if min_similarity is not None:
+        return f"floor set for this search ({min_similarity:.2f})"
+    if config.min_similarity is not None:
+        return f"floor set for the store ({config.min_similarity:.2f}, [limits] min_similarity)"
+    return None
 
 
 def respelt_note(seen: Coverage) -> str:

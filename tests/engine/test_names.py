@@ -6,7 +6,15 @@ from collections import Counter
 
 import pytest
 
-from engine.ranking.names import StoreNames, alike, edits, folded, spread, store_names
+from engine.ranking.names import (
+    StoreNames,
+    alike,
+    by_position,
+    edits,
+    folded,
+    spread,
+    store_names,
+)
 
 
 def written(counts: dict[str, int], read: int = 100, lower: dict[str, int] | None = None):
@@ -20,6 +28,15 @@ def written(counts: dict[str, int], read: int = 100, lower: dict[str, int] | Non
 )
 def test_folding_keeps_what_spellings_of_a_name_share(word, expected):
     assert folded(word) == expected
+
+
+@pytest.mark.parametrize(
+    ("store", "query"), [("Łukasz", "Lukasz"), ("Ørsted", "Orsted"), ("Ærø", "Aero"),
+                         ("Đorđe", "Dorde"), ("Strauß", "Strauss")],
+)
+def test_folding_reads_latin_letters_no_accent_mark_can_be_taken_from(store, query):
+    # "Łukasz" decomposes to no "L" and a mark: no accent folding reached it, nor did FTS5
+    assert folded(store) == folded(query)
 
 
 def test_a_vowel_changed_into_another_is_half_an_edit():
@@ -80,6 +97,15 @@ def test_a_chunk_counts_a_name_once():
     assert (names.chunks, names.read) == (Counter({"Akib": 1, "Muhhamed": 1}), 3)
 
 
+def test_names_past_latin_1_are_read_from_the_store():
+    names = store_names(["Łukasz, Žofia and Σωκράτης met Сергей"])
+    assert set(names.chunks) == {"Łukasz", "Žofia", "Σωκράτης", "Сергей"}
+
+
+def test_a_name_the_store_writes_with_a_letter_of_its_own_is_the_stores():
+    assert alike("lukasz", store_names(["Łukasz reviewed it"] * 3)) == "Łukasz"
+
+
 def test_a_capitalised_word_is_counted_in_lower_case_too():
     names = store_names(["Read this.", "read that", "then read"])
     assert (names.chunks["Read"], names.lower["read"], names.name("Read")) == (1, 2, False)
@@ -91,3 +117,11 @@ def test_a_sample_spreads_its_ids_over_the_store():
 
 def test_a_small_store_is_read_whole():
     assert (spread(5, 8, 10), spread(None, None, 10)) == ([5, 6, 7, 8], [])
+
+
+def test_a_store_without_freed_ids_is_sampled_by_id():
+    assert (by_position(1, 5000, 5000, 1000), by_position(1, 800, 500, 1000)) == (False, False)
+
+
+def test_a_store_with_freed_ids_is_sampled_by_position():
+    assert by_position(1, 9000, 3000, 1000)

@@ -104,6 +104,8 @@ def boolean(value: object) -> str | None:
 
 
 def unseen_rule(value: object) -> str | None:
+    """What ``withhold_unseen`` may be, in config.toml and for one search: a bool, or "words"
+    spelt so; the search reads any other value (0, "Words", "yes") as "both rules"."""
     if isinstance(value, bool) or value == WORDS_RULE:
         return None
     return 'must be true, false or "words" (the words rule alone)'

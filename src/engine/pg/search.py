@@ -27,7 +27,7 @@ from engine.pg.target import DatabaseTarget
 from engine.pg.tsquery import all_text, any_text
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
-from engine.ranking.names import spread
+from engine.ranking.names import by_position, spread
 from engine.ranking.query import QueryTerms
 from engine.ranking.scope import Scope
 from engine.ranking.words import token_text
@@ -195,11 +195,20 @@ class PgSearchBackend:
         return self.conn.execute(sql, params).fetchone() is not None
 
     def sample_texts(self, count: int) -> list[str]:
-        """As on SQLite: the chunks' ids are an identity, so evenly spread ids are a sample."""
-        low, high = self.conn.run("SELECT min(id), max(id) FROM chunks").fetchone()
-        ids = spread(low, high, count)
-        rows = self.conn.run("SELECT text FROM chunks WHERE id = ANY(%s)", (ids,))
-        return [text for (text,) in rows]
+        """As on SQLite: the chunks' ids are an identity, so evenly spread ids are a sample,
+        and where edits freed many of them, evenly spread positions in their order."""
+        sql = "SELECT min(id), max(id), count(*) FROM chunks"
+        low, high, total = self.conn.run(sql).fetchone()
+        if by_position(low, high, total, count):
+            sql = (
+                "SELECT text FROM chunks WHERE id IN (SELECT id FROM (SELECT id, row_number() "
+                "OVER (ORDER BY id) - 1 AS n FROM chunks) AS numbered WHERE n = ANY(%s))"
+            )
+            picks = spread(0, total - 1, count)
+        else:
+            sql = "SELECT text FROM chunks WHERE id = ANY(%s)"
+            picks = spread(low, high, count)
+        return [text for (text,) in self.conn.run(sql, (picks,))]
 
     def chunk_counts(
         self, wanted: list[tuple[str, bool]]

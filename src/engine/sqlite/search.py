@@ -24,7 +24,7 @@ from engine.indexing.budget import recorded_budget
 from engine.indexing.embedder import Embedder
 from engine.ranking.contract import MIN_VECTOR_COVERAGE, bind, bound_prefix
 from engine.ranking.coverage import COUNT_CAP
-from engine.ranking.names import spread
+from engine.ranking.names import by_position, spread
 from engine.ranking.query import QueryTerms, quote
 from engine.ranking.scope import Scope
 from engine.sqlite.db import attach, guarded, open_index_reader, vector_table_dim
@@ -153,10 +153,19 @@ class SqliteSearch:
         return chunk_counts(self.conn, wanted)
 
     def sample_texts(self, count: int) -> list[str]:
-        low, high = self.conn.execute("SELECT min(id), max(id) FROM chunks").fetchone()
-        ids = json.dumps(spread(low, high, count))
-        sql = "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
-        return [text for (text,) in self.conn.execute(sql, (ids,))]
+        sql = "SELECT min(id), max(id), count(*) FROM chunks"
+        low, high, total = self.conn.execute(sql).fetchone()
+        if by_position(low, high, total, count):
+            sql = (
+                "SELECT text FROM chunks WHERE id IN (SELECT id FROM (SELECT id, row_number() "
+                "OVER (ORDER BY id) - 1 AS n FROM chunks) WHERE n IN (SELECT value FROM "
+                "json_each(?)))"
+            )
+            picks = json.dumps(spread(0, total - 1, count))
+        else:
+            sql = "SELECT text FROM chunks WHERE id IN (SELECT value FROM json_each(?))"
+            picks = json.dumps(spread(low, high, count))
+        return [text for (text,) in self.conn.execute(sql, (picks,))]
 
     def floor_record(self) -> str | None:
         return SqliteFloorPlace(self.conn).floor_record()
@@ -306,12 +315,10 @@ def chunk_counts(
             "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
             (match, COUNT_CAP),
         ).fetchone()[0]
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('chunks', 'complete')"))
-    if meta.get("complete") == "1" and meta.get("chunks"):
-        total = int(meta["chunks"])
-    else:
-        total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    return counts, total
+    # Every chunk, as on PostgreSQL: the meta table's "chunks" counts those within the
+    # embedding budget, fewer when a file is over it. Counted through an index: under a
+    # millisecond at 4,000 chunks.
+    return counts, conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
 
 def scope_has_files(conn: apsw.Connection, scope: Scope) -> bool:

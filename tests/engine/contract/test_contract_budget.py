@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from backends import memory
+from engine.backend import open_backend
 from engine.files.chunking import chunk_text
 from engine.indexing.budget import embeddable, embeddable_sql
 from engine.indexing.incremental import index_paths
@@ -316,3 +317,20 @@ def test_a_run_after_a_finished_one_does_not_say_it_resumes(backend_store, hash_
     index_store(store, embedder=hash_embedder, progress=lambda *p: said.append(p))
     assert [p for p in said if p[0] == "resume"] == []
     assert ("embed", 1, 1) in said
+
+
+def test_the_coverage_test_counts_every_chunk_of_the_store_not_those_within_the_budget(
+    backend_store, hash_embedder
+):
+    # SQLite counted the chunks the budget embeds, PostgreSQL every chunk: the two backends
+    # weighed a query's words apart, and judged a store of 100 chunks or not apart
+    store = backend_store(
+        {".memsift/config.toml": BUDGET_CONFIG, "big.md": memory("Big", long_body(5))}
+    )
+    index_store(store, embedder=hash_embedder)
+    session = open_backend(store).open_search(store)
+    session.open()
+    try:
+        assert session.chunk_counts([("part1", False)]) == ({("part1", False): 1}, 5)
+    finally:
+        session.close()

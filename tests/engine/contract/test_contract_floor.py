@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from backends import memory
+from engine.backend import open_backend
 from engine.indexing.indexer import index_store
 from engine.ranking.coverage import MIN_CHUNKS
 from engine.ranking.floor import MAX_FLOOR, META_KEY, MIN_FLOOR, PROBES, read_record
@@ -268,6 +269,17 @@ def test_a_floor_set_for_the_search_is_checked_as_config_toml_checks_it(
         search(store, NONSENSE, embedder=embedder, min_similarity=floor)
 
 
+@pytest.mark.parametrize("rule", [0, 1, "Words", "yes", "false"])
+def test_a_coverage_rule_set_for_the_search_is_checked_as_config_toml_checks_it(
+    backend_store, embedder, rule
+):
+    # 0 turned the coverage test on, "Words" both its rules: any value but False was "on"
+    store = backend_store(notes("near", 3))
+    index_store(store, embedder=embedder)
+    with pytest.raises(ValueError, match=r'^withhold_unseen .*: must be true, false or "words"'):
+        search(store, NONSENSE, embedder=embedder, withhold_unseen=rule)
+
+
 def test_a_floor_in_config_toml_overrides_the_store_floor(backend, backend_store, embedder):
     store = backend_store(notes("near", 3))
     index_store(store, embedder=embedder)
@@ -348,3 +360,34 @@ def test_writing_a_few_memories_counts_them_into_the_record(backend, backend_sto
     index_paths(store, ["new0.md", "new1.md"], embedder=embedder)
     record = record_of(backend, store)
     assert (record.chunks, record.changed) == (60, 2)
+
+
+def test_a_names_sample_reads_as_many_chunks_when_edits_left_gaps_in_their_ids(
+    backend_store, embedder
+):
+    # an edited file's chunks get new ids past the others: evenly spread ids then fell into
+    # the freed ones and read a fraction of the sample asked for
+    store = backend_store(notes("far", 60))
+    index_store(store, embedder=embedder)
+    for i in range(0, 60, 2):
+        (store.root / f"far{i}.md").write_text(memory(f"far note {i}", f"edited body {i}"))
+    index_store(store, embedder=embedder)
+    session = open_backend(store).open_search(store)
+    session.open()
+    try:
+        texts = session.sample_texts(20)
+        assert (len(texts), len(set(texts)), len(session.sample_texts(1000))) == (20, 20, 60)
+    finally:
+        session.close()
+
+
+def test_asking_for_the_coverage_test_under_a_floor_set_for_the_search_says_it_does_not_apply(
+    backend_store, embedder
+):
+    # a floor set is the whole rule: --withhold-unseen --min-similarity 0.1 answered without a word
+    store = backend_store(notes("far", MIN_CHUNKS))
+    index_store(store, embedder=embedder)
+    result = search(store, UNSEEN_NAME, embedder=embedder, min_similarity=0.1, withhold_unseen=True)
+    assert "the coverage test does not apply under a floor set for this search" in " ".join(
+        result.notes
+    )
