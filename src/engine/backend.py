@@ -72,9 +72,13 @@ class SearchSession(Protocol):
     ) -> tuple[dict[tuple[str, bool], int], int]:
         """Chunks of the whole store holding each word (or, ``True``, a word starting with it),
         capped; and the store's number of chunks (engine.ranking.coverage)."""
-    def sample_texts(self, count: int) -> list[str]:
+    def chunk_span(self) -> tuple[int | None, int | None, int]:
+        """The chunks' lowest and highest id and their number: it changes with every chunk
+        written or deleted (a new chunk takes a new id), so what was read of a sample of the
+        store holds while it stands."""
+    def sample_texts(self, count: int, span: tuple[int | None, int | None, int]) -> list[str]:
         """The text of about ``count`` of the store's chunks, evenly spread over it (the
-        names it writes: engine.ranking.names)."""
+        names it writes: engine.ranking.names), given its :meth:`chunk_span`."""
 
     # The store floor (engine.floor.FloorPlace): its record, and the probes against the chunks.
     def floor_record(self) -> str | None: ...

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -442,7 +443,11 @@ def run_search(
         result,
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         closest,
-        (lambda: store_coverage(db, query, found)) if unseen is not False else None,
+        (
+            (lambda: store_coverage(db, query, found, respell=unseen != WORDS_RULE))
+            if unseen is not False
+            else None
+        ),
         names=unseen != WORDS_RULE,
         carried=carried,
         hits=len(records),
@@ -650,22 +655,44 @@ def respelt_note(seen: Coverage) -> str:
     )
 
 
-def store_coverage(db: SearchSession, query: str, found: Sequence[str] = ()) -> Coverage:
+#: The names read from a sample of each open session's store, with the store's chunk span
+#: when they were read (engine.ranking.names): a long-lived Searcher reads them once per
+#: version of the store, not on every search that gives an unseen name (about 90 ms of text
+#: at a thousand chunks).
+SAMPLED_NAMES: WeakKeyDictionary[SearchSession, tuple[object, StoreNames]] = WeakKeyDictionary()
+
+
+def sampled_names(db: SearchSession) -> StoreNames:
+    """The names of a sample of the store behind ``db``, read again only when a chunk was
+    written or deleted since (its chunk span moved)."""
+    span = db.chunk_span()
+    kept = SAMPLED_NAMES.get(db)
+    if kept is not None and kept[0] == span:
+        return kept[1]
+    names = store_names(db.sample_texts(NAMES_SAMPLE, span))
+    SAMPLED_NAMES[db] = (span, names)
+    return names
+
+
+def store_coverage(
+    db: SearchSession, query: str, found: Sequence[str] = (), respell: bool = True
+) -> Coverage:
     """What of ``query`` the store behind ``db`` has seen (counted only when the abstention
-    rule needs it: a query that misses the floor or binds every word never asks). A name the
-    store never wrote is looked for, spelt otherwise, among the names of a sample of its
-    chunks and of the chunks the search ``found`` (:mod:`engine.ranking.names`; read once,
-    only for a query that gives such a name)."""
+    rule needs it: a query that misses the floor or binds every word never asks). With
+    ``respell`` (the names rule), a name the store never wrote is looked for, spelt
+    otherwise, among the names of a sample of its chunks (:func:`sampled_names`) and of the
+    chunks the search ``found`` (:mod:`engine.ranking.names`; only for a query that gives
+    such a name)."""
     words = query_words(query, skip=time_spans(query))
     counts, chunks = db.chunk_counts(lookups(words) if words else [])
     names: list[StoreNames] = []
 
-    def respell(name: str) -> str | None:
+    def respelt(name: str) -> str | None:
         if not names:
-            names.append(store_names([*db.sample_texts(NAMES_SAMPLE), *found]))
+            names.append(sampled_names(db).plus(store_names(found)))
         return alike(name, names[0])
 
-    return coverage(words, counts, chunks, respell)
+    return coverage(words, counts, chunks, respelt if respell else None)
 
 
 def clean_text(text: str) -> str:

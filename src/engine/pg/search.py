@@ -194,11 +194,15 @@ class PgSearchBackend:
         params = bound_prefix(sql, bind({}, scope.values))
         return self.conn.execute(sql, params).fetchone() is not None
 
-    def sample_texts(self, count: int) -> list[str]:
+    def chunk_span(self) -> tuple[int | None, int | None, int]:
+        """As on SQLite."""
+        low, high, total = self.conn.run("SELECT min(id), max(id), count(*) FROM chunks").fetchone()
+        return low, high, total
+
+    def sample_texts(self, count: int, span: tuple[int | None, int | None, int]) -> list[str]:
         """As on SQLite: the chunks' ids are an identity, so evenly spread ids are a sample,
         and where edits freed many of them, evenly spread positions in their order."""
-        sql = "SELECT min(id), max(id), count(*) FROM chunks"
-        low, high, total = self.conn.run(sql).fetchone()
+        low, high, total = span
         if by_position(low, high, total, count):
             sql = (
                 "SELECT text FROM chunks WHERE id IN (SELECT id FROM (SELECT id, row_number() "

@@ -119,6 +119,13 @@ class StoreNames:
         that starts sentences ("Read", "Times", "Clear") is written in lower case as well."""
         return self.chunks[word] > self.lower[word.lower()]
 
+    def plus(self, other: StoreNames) -> StoreNames:
+        """These names and ``other``'s, as if read together (a lower-case count is kept only
+        where either side kept it: for its own names and its frequent words)."""
+        return StoreNames(
+            self.chunks + other.chunks, self.read + other.read, self.lower + other.lower
+        )
+
     @cached_property
     def typed_lower(self) -> list[tuple[str, str]]:
         """The words in lower case in :data:`OWN_SHARE` of the chunks, each with its folded

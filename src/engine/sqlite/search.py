@@ -152,9 +152,13 @@ class SqliteSearch:
     ) -> tuple[dict[tuple[str, bool], int], int]:
         return chunk_counts(self.conn, wanted)
 
-    def sample_texts(self, count: int) -> list[str]:
+    def chunk_span(self) -> tuple[int | None, int | None, int]:
         sql = "SELECT min(id), max(id), count(*) FROM chunks"
         low, high, total = self.conn.execute(sql).fetchone()
+        return low, high, total
+
+    def sample_texts(self, count: int, span: tuple[int | None, int | None, int]) -> list[str]:
+        low, high, total = span
         if by_position(low, high, total, count):
             sql = (
                 "SELECT text FROM chunks WHERE id IN (SELECT id FROM (SELECT id, row_number() "

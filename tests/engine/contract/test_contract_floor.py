@@ -11,6 +11,7 @@ withheld by the near one.
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -18,10 +19,12 @@ import pytest
 
 from backends import memory
 from engine.backend import open_backend
+from engine.indexing.incremental import index_paths
 from engine.indexing.indexer import index_store
 from engine.ranking.coverage import MIN_CHUNKS
 from engine.ranking.floor import MAX_FLOOR, META_KEY, MIN_FLOOR, PROBES, read_record
-from engine.search import search
+from engine.ranking.names import store_names
+from engine.search import Searcher, search
 
 #: Words the store holds, though no memory holds them all: the similarity floor decides, not
 #: the words (a query of words the store has never seen is withheld by its coverage, below).
@@ -40,6 +43,8 @@ UNSEEN_NAME = "7 8 Zibbo"
 #: ... whose rest is as near the "far" memories as the paraphrase: they never said the name.
 UNSEEN_NAME_WITHOUT_IT = "7 8"
 NEAR, FAR = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
+#: The module (``engine.search`` the name is the package's ``search`` function).
+search_module = importlib.import_module("engine.search")
 
 
 class AngleEmbedder:
@@ -351,7 +356,6 @@ def test_the_floor_is_measured_again_when_the_store_changes_materially(
 
 
 def test_writing_a_few_memories_counts_them_into_the_record(backend, backend_store, embedder):
-    from engine.indexing.incremental import index_paths
 
     store = backend_store(notes("near", 60))
     index_store(store, embedder=embedder)
@@ -375,10 +379,46 @@ def test_a_names_sample_reads_as_many_chunks_when_edits_left_gaps_in_their_ids(
     session = open_backend(store).open_search(store)
     session.open()
     try:
-        texts = session.sample_texts(20)
-        assert (len(texts), len(set(texts)), len(session.sample_texts(1000))) == (20, 20, 60)
+        span = session.chunk_span()
+        texts = session.sample_texts(20, span)
+        assert (len(texts), len(set(texts)), len(session.sample_texts(1000, span))) == (20, 20, 60)
     finally:
         session.close()
+
+
+def test_a_searcher_reads_the_names_sample_once_until_a_chunk_is_written(
+    backend_store, embedder, monkeypatch
+):
+    files = notes("far", MIN_CHUNKS)
+    files["zibo.md"] = memory("far note about a friend", "Zibo lit the far lamps")
+    store = backend_store(files)
+    index_store(store, embedder=embedder)
+    reads: list[int] = []
+    real = store_names
+
+    def counting(texts):  # type: ignore[no-untyped-def]
+        texts = list(texts)
+        reads.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(search_module, "store_names", counting)
+    with Searcher(store, embedder=embedder) as searcher:
+        first = [searcher.search(UNSEEN_NAME).abstained for _ in range(3)]
+        sampled = reads.count(MIN_CHUNKS + 1)
+        (store.root / "new.md").write_text(memory("far new", "far body about lamps"))
+        index_paths(store, ["new.md"], embedder=embedder)
+        searcher.search(UNSEEN_NAME)
+    assert (first, sampled, reads.count(MIN_CHUNKS + 2)) == ([False] * 3, 1, 1)
+
+
+def test_the_words_rule_alone_reads_no_names(backend_store, embedder, monkeypatch):
+    files = notes("far", MIN_CHUNKS)
+    files["zibo.md"] = memory("far note about a friend", "Zibo lit the far lamps")
+    store = backend_store(files)
+    index_store(store, embedder=embedder)
+    monkeypatch.setattr(search_module, "store_names", None)  # any call would fail
+    result = search(store, UNSEEN_NAME, embedder=embedder, withhold_unseen="words")
+    assert (result.abstained, len(result.hits) > 0) == (False, True)
 
 
 def test_asking_for_the_coverage_test_under_a_floor_set_for_the_search_says_it_does_not_apply(
