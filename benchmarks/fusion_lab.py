@@ -182,15 +182,15 @@ def fts_hits(conn, variant: str, match: str, scope) -> list[tuple[str, float]]: 
         sql = FILE_FTS.replace("{scope}", scope.sql)
         return [(p, float(v)) for p, v in conn.execute(sql, bound_prefix(sql, values))]
     sql = ENGINE_FTS.sql.replace("{scope}", scope.sql)
-    # The arm names memories by row id (the fused statement reads paths last).
+    # The engine's SQLite arm names a memory by its row id in files.
     ids = [i for i, _ in conn.execute(sql, bound_prefix(sql, values))]
-    paths = dict(
+    path_of = dict(
         conn.execute(
             "SELECT id, path FROM files WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(ids),),
         )
     )
-    ranked = [paths[i] for i in ids]
+    ranked = [path_of[i] for i in ids]
     scores = dict(conn.execute(CHUNK_SCORES, (match, json.dumps(ranked))))
     return [(p, float(scores[p])) for p in ranked]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterator
 
 import pytest
 
@@ -58,12 +59,13 @@ def test_a_long_text_is_trimmed_around_the_first_query_word():
     assert len(snippet) < 400
 
 
-def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
-    # trim looks for it with str.find when text and stems are ASCII; case, word boundaries
-    # ("_" is part of a word) and letters that fold to ASCII ones (the Kelvin sign, the long
-    # s) must come out as the pattern's own search has them.
-    rnd = random.Random(7)
-    letters = "abkKs0_ .,-'\n\u00e9\u017f\u212a"
+def random_queries_and_texts(
+    seed: int, ascii_letters: str, longest: int
+) -> Iterator[tuple[str, WordPattern, str]]:
+    """Queries of a few stems and texts of those letters, a third of them also holding letters
+    that fold to ASCII ones (the Kelvin sign, the long s) or none at all."""
+    rnd = random.Random(seed)
+    letters = ascii_letters + "\u00e9\u017f\u212a"
     for _ in range(3000):
         query = " ".join(
             "".join(rnd.choice("abks0_K") for _ in range(rnd.randint(1, 5)))
@@ -72,8 +74,15 @@ def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
         words = word_pattern(sanitize(query))
         if words is None:
             continue
-        pool = letters if rnd.random() < 0.3 else letters[:11]
-        text = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 50)))
+        pool = letters if rnd.random() < 0.3 else ascii_letters
+        yield query, words, "".join(rnd.choice(pool) for _ in range(rnd.randint(0, longest)))
+
+
+def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
+    # trim looks for it with str.find when text and stems are ASCII; case, word boundaries
+    # ("_" is part of a word) and letters that fold to ASCII ones (the Kelvin sign, the long
+    # s) must come out as the pattern's own search has them.
+    for query, words, text in random_queries_and_texts(7, "abkKs0_ .,-'\n", 50):
         found = words.search(text)
         assert first_word(text, words) == (found.start() if found else None), (query, text)
 
@@ -81,18 +90,7 @@ def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
 def test_words_are_bolded_where_the_pattern_would_bold_them():
     # highlight finds the words with str.find when text and stems are ASCII, the way
     # first_word finds the first: the same cases, boundaries and folded letters as above.
-    rnd = random.Random(11)
-    letters = "abkKs0_ .,-'\n*\u00e9\u017f\u212a"
-    for _ in range(3000):
-        query = " ".join(
-            "".join(rnd.choice("abks0_K") for _ in range(rnd.randint(1, 5)))
-            for _ in range(rnd.randint(1, 3))
-        )
-        words = word_pattern(sanitize(query))
-        if words is None:
-            continue
-        pool = letters if rnd.random() < 0.3 else letters[:12]
-        text = "".join(rnd.choice(pool) for _ in range(rnd.randint(0, 60)))
+    for query, words, text in random_queries_and_texts(11, "abkKs0_ .,-'\n*", 60):
         expected = re.compile(words.pattern, re.IGNORECASE).sub(lambda m: f"**{m[0]}**", text)
         assert highlight(text, words) == expected, (query, text)
 
