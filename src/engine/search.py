@@ -14,7 +14,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -430,7 +430,6 @@ def run_search(
     if withhold_unseen not in (None, False) and set_floor is not None:
         # asked for by name, and silently not applied, it reads as "nothing was unseen"
         result.notes.append(f"the coverage test does not apply under a {set_floor}")
-    found = [text for own in chunks.values() for text, _ in own]
 
     def carried(words: Sequence[str]) -> bool:
         """Whether the memory nearest in meaning says ``words`` in other words: taking them
@@ -444,7 +443,7 @@ def run_search(
         lambda: choose_floor(min_similarity, config.min_similarity, db, embedder),
         closest,
         (
-            (lambda: store_coverage(db, query, found, respell=unseen != WORDS_RULE))
+            (lambda: store_coverage(db, query, chunks, respell=unseen != WORDS_RULE))
             if unseen is not False
             else None
         ),
@@ -675,21 +674,25 @@ def sampled_names(db: SearchSession) -> StoreNames:
 
 
 def store_coverage(
-    db: SearchSession, query: str, found: Sequence[str] = (), respell: bool = True
+    db: SearchSession,
+    query: str,
+    found: Mapping[int, list[tuple[str, bytes | None]]],
+    respell: bool = True,
 ) -> Coverage:
     """What of ``query`` the store behind ``db`` has seen (counted only when the abstention
     rule needs it: a query that misses the floor or binds every word never asks). With
     ``respell`` (the names rule), a name the store never wrote is looked for, spelt
     otherwise, among the names of a sample of its chunks (:func:`sampled_names`) and of the
-    chunks the search ``found`` (:mod:`engine.ranking.names`; only for a query that gives
-    such a name)."""
+    chunks the search ``found`` (by file id; :mod:`engine.ranking.names`; only for a query
+    that gives such a name)."""
     words = query_words(query, skip=time_spans(query))
     counts, chunks = db.chunk_counts(lookups(words) if words else [])
     names: list[StoreNames] = []
 
     def respelt(name: str) -> str | None:
         if not names:
-            names.append(sampled_names(db).plus(store_names(found)))
+            hits = store_names(text for own in found.values() for text, _ in own)
+            names.append(sampled_names(db).plus(hits))
         return alike(name, names[0])
 
     return coverage(words, counts, chunks, respelt if respell else None)
