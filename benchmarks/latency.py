@@ -59,6 +59,9 @@ ARMS = tuple(arm.name for arm in REGISTRY if set(arm.needs) <= SUPPLIED)
 
 #: Targets from issue 5 (2-core machine).
 FUSED_P50_MS = {2000: 5.0, 50000: 50.0}
+#: Issue 22's target for a search through a long-lived Searcher (no connection set up per
+#: call), where it is stricter than issue 5's.
+SEARCHER_P50_MS = {2000: 3.0}
 VECTOR_OVER_FLOOR = 5.0
 MIN_RECALL = 0.99
 INDEX_OVERHEAD = 0.15
@@ -495,6 +498,7 @@ def targets(report: dict) -> list[dict]:
             goal = FUSED_P50_MS[store["files"]]
             checks.append(check(f"fused p50 @ {label}", f"<= {goal} ms", p50, p50 <= goal))
             held = store["latency"].get("fused_searcher", {}).get("p50_ms")
+            goal = SEARCHER_P50_MS.get(store["files"], goal)
             if held is not None:
                 checks.append(
                     check(

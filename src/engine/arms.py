@@ -107,11 +107,12 @@ longer crowds every result list. FTS5 reports BM25 as a negative number, more ne
 meaning more relevant, so the candidates are taken in ascending order of that score; a title
 match counts four times a body match.
 
-Like the vector arm, it first takes the best-scoring chunks only (four per candidate wanted,
-through FTS5's own ordering by rank) and groups those by file. That is exact whenever enough
-files in scope have a chunk strictly better than the last chunk taken, or when every match
-was taken; otherwise the same statement groups every matching chunk in scope. On 50,000
-notes, where a common word matches a quarter of all chunks, this halves the arm's time.
+Like the vector arm, it first takes the best matches only (here the best-scoring chunks, four
+per candidate wanted, through FTS5's own ordering by rank) and groups those by file. That is
+exact whenever enough files in scope have a chunk strictly better than the last chunk taken,
+or when every match was taken; otherwise the same statement groups every matching chunk in
+scope. On 50,000 notes, where a common word matches a quarter of all chunks, this halves the
+arm's time.
 
 This is the arm that keeps exact facts exact: a port number, a person's name, an error code.
 The query never reaches FTS5 as typed. It is reduced to words, common stop words are left
@@ -320,14 +321,15 @@ compared with the query's embedding by exact cosine distance. A long memory is s
 several chunks; only its best chunk speaks for it, so a file is ranked once, by its closest
 passage, and length alone cannot earn it a place.
 
-The arm first asks for the chunks nearest the query across the whole store (four per
+The arm first asks for the files nearest the query across the whole store (two per
 candidate wanted; `nearest_files` compares the query with every chunk vector, held in
-memory, and gives the files of those chunks that lie strictly nearer than the farthest one
-fetched, each placed by its nearest chunk; see engine/sqlite/knn.py), then keeps those in
-scope. That shortcut is provably exact when enough files in scope are among them: any file
-left out has no chunk that near. When the scope is too narrow for that (a rare tag, a
-short time window), the same statement scans every chunk in scope instead, so the answer is
-exact either way.
+memory, places each file by its nearest chunk and gives the files that lie strictly nearer
+than the farthest one fetched; see engine/sqlite/knn.py), then keeps those in scope. That
+shortcut is provably exact when enough files in scope are among them: any file left out has
+no chunk that near. When the scope is too narrow for that (a rare tag, a short time window,
+a store where most of the nearest memories are archived), the same statement scans every
+chunk in scope instead, so the answer is exact either way. The nearest files are computed
+beside the statement, on a second thread, while its full-text arm runs.
 
 On PostgreSQL the nearest chunks come from pgvector's `ORDER BY vector <=> query LIMIT`:
 an exact scan by default, or a walk through an HNSW index when the store sets
@@ -342,7 +344,7 @@ vector from the configured model.
         sql="""
 WITH near AS MATERIALIZED (
     SELECT f.id AS id, f.path AS path, j.value AS place
-    FROM json_each(nearest_files(?4, 4 * ?2)) AS j
+    FROM json_each(nearest_files(?4, 2 * ?2)) AS j
     CROSS JOIN files AS f ON f.id = CAST(j.key AS integer)
     WHERE {scope}
 ),

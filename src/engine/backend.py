@@ -57,6 +57,10 @@ class SearchSession(Protocol):
     def full_text_search(self) -> str: ...
     def vector_plane_problem(self, embedder: Embedder) -> str | None: ...
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]: ...
+    def vector_ahead(self, vector: bytes, candidates: int) -> None:
+        """The statement about to run ranks by ``vector`` (``candidates`` per arm, its
+        ``?2``): start what it will ask of it, if anything can be done beside the statement
+        (nothing is required: the statement computes what was not)."""
     def fetch(
         self,
         sql: str,

@@ -369,8 +369,12 @@ def run_search(
         degraded=expected_missing,
         scope=spec.describe(),
     )
+    # Each arm must offer at least as many candidates as the caller asked for hits.
+    offered = max(candidate_limit, limit)
     if any("query_vector" in arm.needs for arm in assembly.fired):
         result.vector_search = db.vector_search()
+        if vector is not None and assembly.sql:
+            db.vector_ahead(vector, offered)
     if any(arm.name == "fts" for arm in assembly.fired):
         result.full_text_search = db.full_text_search()
     if terms.truncated:
@@ -378,8 +382,6 @@ def run_search(
     if not assembly.sql:
         return result
     time_from, time_to = window.bounds() if window else (None, None)
-    # Each arm must offer at least as many candidates as the caller asked for hits.
-    offered = max(candidate_limit, limit)
     # With a query vector the fused ranking is read past the hits asked for, down to the end
     # of the candidate pool (each arm that reads the query offers ``offered``), so the no-answer
     # rule sees the vector arm's first whatever the limit (see below): the first ``offered``

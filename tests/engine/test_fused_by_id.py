@@ -1,5 +1,6 @@
-"""The SQLite statement names memories by row id and lets the k-NN group chunks by file: it
-must rank exactly as the statement keyed by path did (fixtures/fused_by_path.sql), row for row,
+"""The SQLite statement names memories by row id and lets the k-NN group chunks by file (and
+compute the files' distances ahead, on a worker): it must rank exactly as the statement keyed
+by path did (fixtures/fused_by_path.sql), row for row,
 score for score, on a store with multi-chunk files, copies, authority tags, a state plane,
 dates, and scopes narrow enough to take each arm's exhaustive branch."""
 
@@ -116,6 +117,9 @@ def test_every_row_is_the_one_the_path_keyed_statement_gives(store):  # type: ig
             expected = session.conn.execute(by_path, bound_prefix(by_path, params)).fetchall()
             got = session.conn.execute(by_id, bound_prefix(by_id, params)).fetchall()
             assert got == expected, (query, spec, offered)
+            session.vector_ahead(vector, offered)  # the nearest files found beside the statement
+            ahead = session.conn.execute(by_id, bound_prefix(by_id, params)).fetchall()
+            assert ahead == expected, (query, spec, offered)
             compared += len(expected)
     finally:
         session.close()

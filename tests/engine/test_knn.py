@@ -4,6 +4,9 @@ never serve stale."""
 from __future__ import annotations
 
 import itertools
+import os
+import select
+import signal
 import subprocess
 import sys
 
@@ -79,18 +82,20 @@ def table_files(conn: apsw.Connection, query: bytes, k: int) -> dict[int, int]:
     return dict(rows)
 
 
-def files_of_nearest_chunks(conn: apsw.Connection, query: bytes, k: int) -> dict[int, float]:
-    """The reference: the ``k`` nearest chunks, grouped by file the way the vector arm's SQL
-    grouped them before the k-NN did (each file's nearest chunk strictly inside the k-th)."""
-    chunks = knn.nearest(conn, query, k)
-    farthest = chunks[-1][1]
+def nearest_files_reference(conn: apsw.Connection, query: bytes, k: int) -> dict[int, float]:
+    """The reference: every chunk's distance from the one-by-one k-NN, each file placed by its
+    nearest chunk, and the files strictly nearer than the k-th file (all of them when k
+    reaches their number)."""
+    chunks = knn.nearest(conn, query, 10_000)
     file_of = dict(conn.execute("SELECT id, file_id FROM chunks").fetchall())
     best: dict[int, float] = {}
     for chunk_id, distance in chunks:
-        if distance < farthest:
-            file_id = file_of[chunk_id]
-            best[file_id] = min(best.get(file_id, distance), distance)
-    return best
+        file_id = file_of[chunk_id]
+        best[file_id] = min(best.get(file_id, distance), distance)
+    if k >= len(best):
+        return best
+    farthest = sorted(best.values())[k - 1]
+    return {file_id: distance for file_id, distance in best.items() if distance < farthest}
 
 
 def test_nearest_files_places_each_file_by_its_nearest_chunk_in_distance_order(
@@ -113,7 +118,7 @@ def test_nearest_files_places_each_file_by_its_nearest_chunk_in_distance_order(
         for text, k in (("word3 word7", 12), ("word11 word12", 40), ("nothing", 7)):
             query = query_blob(hash_embedder, text)
             places = table_files(conn, query, k)
-            reference = files_of_nearest_chunks(conn, query, k)
+            reference = nearest_files_reference(conn, query, k)
             assert set(places) == set(reference)
             # The places order the files as their distances do, equal distances one place.
             for a, b in itertools.product(places, places):
@@ -332,3 +337,108 @@ def test_blas_runs_on_one_thread_inside_a_product(monkeypatch):  # type: ignore[
     rows, query = unit_rows(20_000)
     knn.similarities(rows, query)
     assert seen and all(threads == [1] * len(threads) for threads in seen)
+
+
+def test_distances_computed_ahead_give_the_files_the_statement_computes(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        query = query_blob(hash_embedder, "word3 word7")
+        alone = table_files(conn, query, 6)  # also loads the matrix ahead() works on
+        for k in (None, 6, 9):  # none made, the one asked for, another
+            knn.ahead(conn, query, k)
+            assert (conn.db_filename("main"), query) in knn._ahead
+            assert table_files(conn, query, 6) == alone
+            assert (conn.db_filename("main"), query) not in knn._ahead  # the statement took it
+    finally:
+        conn.close()
+
+
+def test_distances_computed_ahead_on_vectors_since_changed_are_not_used(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        query = query_blob(hash_embedder, "zebra quagga")
+        table_files(conn, query, 3)
+        knn.ahead(conn, query)  # on the vectors as they are now
+        knn._ahead[(conn.db_filename("main"), query)][1].result()
+        (indexed.root / "zebra.md").write_text("# Zebra\n\nzebra quagga\n", encoding="utf-8")
+        index_store(indexed, embedder=hash_embedder)
+        (zebra,) = conn.execute("SELECT id FROM files WHERE path = 'zebra.md'").fetchone()
+        places = table_files(conn, query, 3)
+        assert places[zebra] == 1  # the new file, which the early distances never saw
+    finally:
+        conn.close()
+
+
+def test_nothing_is_computed_ahead_without_a_matrix_in_memory_or_for_a_wrong_width(
+    indexed, hash_embedder
+):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        knn.forget(conn)
+        query = query_blob(hash_embedder, "word3")
+        knn.ahead(conn, query)  # the worker never reads the connection the statement holds
+        assert (conn.db_filename("main"), query) not in knn._ahead
+        table_files(conn, query, 2)
+        wrong = np.ones(3, dtype="<f4").tobytes()
+        knn.ahead(conn, wrong)
+        assert (conn.db_filename("main"), wrong) not in knn._ahead
+        with pytest.raises(ValueError, match="3 dimensions, the index's vectors 16"):
+            table_files(conn, wrong, 2)
+    finally:
+        conn.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_process_forked_after_searching_searches_on_its_own_threads(indexed, hash_embedder):  # type: ignore[no-untyped-def]
+    """A child inherits the pools' objects but not their threads: work handed to them would
+    wait for ever (a server that forks its workers after a first search)."""
+    conn = open_index_reader(indexed.index_path)
+    query = query_blob(hash_embedder, "word3 word7")
+    expected = table_files(conn, query, 6)
+    knn.similarities(*unit_rows(20_000))  # the slice workers have started
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the same search, with distances computed ahead
+        try:
+            knn.ahead(conn, query)
+            knn.similarities(*unit_rows(20_000))
+            ok = table_files(conn, query, 6) == expected
+            os.write(write, b"ok" if ok else b"differs")
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready: list[int] = []
+    try:
+        ready, _, _ = select.select([read], [], [], 60)  # a stuck child never answers
+        answer = os.read(read, 16) if ready else b"no answer in 60 s"
+        assert answer == b"ok"
+    finally:
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(read)
+        conn.close()
+
+
+def test_the_vector_arm_asks_for_as_many_files_as_the_search_finds_ahead():  # type: ignore[no-untyped-def]
+    from engine.arms import ARMS
+
+    (vector,) = [arm for arm in ARMS if arm.name == "vector"]
+    assert f"nearest_files(?4, {knn.FILES_PER_CANDIDATE} * ?2)" in vector.sql
+
+
+def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(indexed, hash_embedder, monkeypatch):  # type: ignore[no-untyped-def]
+    conn = open_index_reader(indexed.index_path)
+    try:
+        query = query_blob(hash_embedder, "word11 word12")
+        alone = table_files(conn, query, 6)
+        knn.ahead(conn, query, 6)
+        knn._ahead[(conn.db_filename("main"), query)][1].result()
+
+        def made_again(*args: object) -> str:
+            raise AssertionError("the statement made the answer again")
+
+        monkeypatch.setattr(knn, "places_json", made_again)
+        assert table_files(conn, query, 6) == alone
+    finally:
+        conn.close()

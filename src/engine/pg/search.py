@@ -152,6 +152,9 @@ class PgSearchBackend:
             f"{chunks} chunks embedded; run `memsift index` (without --no-embed) to embed the rest"
         )
 
+    def vector_ahead(self, vector: bytes, candidates: int) -> None:
+        """Nothing: pgvector computes the distances inside the statement."""
+
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
         """As on SQLite: the all-terms form when some chunk in scope holds every term (one
         term is probed too: "all" tells the no-answer rule a memory holds every word)."""

@@ -1,16 +1,22 @@
 """Exact nearest chunks by cosine distance, as functions the vector arm's SQL selects from.
 
-``nearest_files(?4, 400)`` compares the query vector with every chunk, takes the 400 chunks
-nearest it and gives the files those chunks belong to, each with the place of its nearest
-chunk (a JSON object ``{"file_id": place}``, expanded by ``json_each``; see
-:func:`nearest_files`). ``nearest_chunks(?4, 400)`` gives the 400 chunks themselves, nearest
-first (a JSON array of ``[chunk_id, distance]``), with the same distance sqlite-vec reports
-(one minus the cosine similarity, in float32). The k-NN replaces
+``nearest_files(?4, 200)`` compares the query vector with every chunk, places each file by its
+nearest chunk and gives the 200 nearest files, each with its place (a JSON object
+``{"file_id": place}``, expanded by ``json_each``; see :func:`nearest_files`).
+``nearest_chunks(?4, 400)`` gives the 400 nearest chunks themselves, nearest first (a JSON
+array of ``[chunk_id, distance]``), with the same distance sqlite-vec reports (one minus the
+cosine similarity, in float32). The k-NN replaces
 sqlite-vec's ``vec0`` k-NN in the vector arm because that scan selects its top ``k`` in time
 proportional to ``k`` for every block of vectors: at 75,000 chunks and ``k = 400`` it took
 120-320 ms on this project's 2-core machine, while a matrix product and a partial sort over
 the same vectors take about 20 ms. The answer is the same set,
 exactly: every vector is compared, nothing is approximate.
+
+A search that knows its query vector before its statement runs hands it to :func:`ahead`:
+each file's distance is then computed on a worker thread while the statement's full-text arm
+runs (SQLite lets go of Python's lock while it works), and ``nearest_files`` takes the result
+when the index's vectors are still those it was computed on. At 2,000 memories that hides
+about a tenth of a search; the distances are the same numbers either way.
 
 The product runs on this module's own threads, never on BLAS's: OpenBLAS keeps its workers
 spinning for about a tenth of a second after every call, and in a server on two cores that
@@ -46,13 +52,17 @@ from typing import TYPE_CHECKING
 import apsw
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     import numpy as np
     from threadpoolctl import ThreadpoolController
 
 TABLE = "nearest_chunks"
 FILES = "nearest_files"
+#: Files the vector arm asks ``nearest_files`` for, per candidate it offers: its SQL says
+#: ``nearest_files(?4, 2 * ?2)`` (a test holds the two together; if they part, the answer
+#: made ahead is not used, never wrong).
+FILES_PER_CANDIDATE = 2
 VERSION_KEY = "vectors_version"
 #: Indexes whose matrices one process keeps (an evaluation walks through many stores).
 CACHED_INDEXES = 4
@@ -67,12 +77,17 @@ MAX_SLICES = 4
 class Matrix:
     """Every embedded chunk of the index's vector width: ids, the file of each (a chunk never
     moves to another file: chunks are only inserted and deleted, and either bumps the
-    version) and unit rows, in id order."""
+    version) and unit rows, in id order; and the chunks grouped by file, for
+    :func:`file_distances`: ``by_file`` orders the chunks file by file, ``starts`` is where
+    each file's run begins in that order and ``owners`` the file of each run."""
 
     version: str | None
     ids: np.ndarray
     files: np.ndarray
     rows: np.ndarray
+    by_file: np.ndarray
+    starts: np.ndarray
+    owners: np.ndarray
 
     @property
     def dim(self) -> int:
@@ -82,6 +97,12 @@ class Matrix:
 _cache: dict[str, Matrix] = {}
 _lock = threading.Lock()
 _product_lock = threading.Lock()
+#: Per-file distances under way or done (:func:`ahead`), by index and query vector: the
+#: version of the matrix they are computed on, and the computation.
+_ahead: dict[tuple[str, bytes], tuple[str, Future[Ahead]]] = {}
+#: Computations kept for statements yet to ask (one per search under way is enough; a search
+#: whose statement never asks leaves one behind until newer ones push it out).
+AHEAD_KEPT = 8
 
 
 def register(conn: apsw.Connection) -> None:
@@ -98,7 +119,7 @@ def register(conn: apsw.Connection) -> None:
         return as_json(nearest(conn, query, k))  # type: ignore[arg-type]
 
     def nearest_files_json(query: object, k: object) -> str:
-        return places_json(*nearest_files(conn, query, k))  # type: ignore[arg-type]
+        return nearest_files_text(conn, query, k)  # type: ignore[arg-type]
 
     conn.create_scalar_function(TABLE, nearest_chunks, 2)
     conn.create_scalar_function(FILES, nearest_files_json, 2)
@@ -137,38 +158,114 @@ def object_template(entries: int) -> str:
 
 
 def nearest_files(conn: apsw.Connection, query: bytes, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The files of the ``k`` chunks nearest ``query`` (a float32 blob) that lie strictly nearer
-    than the farthest of those chunks, and the place of each one's nearest chunk's distance:
-    1 for the nearest distance, 2 for the next distinct one, equal distances the same place.
+    """The ``k`` files nearest ``query`` (a float32 blob), each placed by its nearest chunk,
+    that lie strictly nearer than the ``k``-th of them (every file when ``k`` reaches their
+    number), and the place of each: 1 for the nearest distance, 2 for the next distinct one,
+    equal distances the same place.
 
-    This is what the vector arm needs of the k-NN, done where it is cheap. Every chunk nearer
-    than the farthest one fetched was fetched, so a file given here is placed by its nearest
-    chunk of all, and a file left out is no nearer than any file given. The arm's shortcut
-    is exact when at least ``?2`` files in scope are given (it then ranks only those); a file
-    at exactly the farthest distance could never be among its first ``?2`` then, so it is not
-    given at all. The places order the files as their distances do, ties included, so SQL
+    This is what the vector arm needs of the k-NN, done where it is cheap. A file left out is
+    no nearer than any file given. The arm's shortcut is exact when at least ``?2`` files in
+    scope are given (it then ranks only those); a file at exactly the ``k``-th distance could
+    never be among its first ``?2`` then, so it is not given at all (a file tied with it could
+    be left out). The places order the files as their distances do, ties included, so SQL
     that orders by place orders by distance. Grouping the chunks by file here saves the
-    statement a join to ``chunks`` and a GROUP BY over hundreds of rows."""
+    statement a join to ``chunks`` and a GROUP BY over hundreds of rows; counting files, not
+    chunks, gives the shortcut as many files whether a memory is one chunk or fifty."""
+    matrix = current_matrix(conn)
+    return files_within(matrix, file_distances(matrix, query, FILES), k)
+
+
+def nearest_files_text(conn: apsw.Connection, query: bytes, k: int) -> str:
+    """:func:`nearest_files` as the JSON object the statement expands (:func:`places_json`),
+    ready-made when :func:`ahead` made it for these vectors and this ``k``."""
+    matrix = current_matrix(conn)
+    done = computed_ahead(conn, matrix, query)
+    if done is not None and done.k == int(k):
+        return done.text
+    distance = done.distance if done is not None else file_distances(matrix, query, FILES)
+    return places_json(*files_within(matrix, distance, k))
+
+
+def files_within(
+    matrix: Matrix, distance: np.ndarray | None, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The files and places :func:`nearest_files` gives, from each file's distance."""
     import numpy as np
     none = np.zeros(0, np.int64)
-    found = distances(conn, query, FILES)
-    if found is None:
+    if distance is None:
         return none, none
-    matrix, distance = found
     k = max(0, min(int(k), distance.shape[0]))
     if k == 0:
         return none, none
-    farthest = np.partition(distance, k - 1)[k - 1]
-    inside = np.flatnonzero(distance < farthest)
-    if inside.size == 0:
-        return none, none
-    near, owners = distance[inside], matrix.files[inside]
-    by_file = np.lexsort((near, owners))  # each file's chunks together, the nearest first
-    near, owners = near[by_file], owners[by_file]
-    first = np.ones(owners.size, dtype=bool)
-    np.not_equal(owners[1:], owners[:-1], out=first[1:])
-    _, places = np.unique(near[first], return_inverse=True)
-    return owners[first], places + 1
+    if k < distance.shape[0]:
+        farthest = np.partition(distance, k - 1)[k - 1]
+        inside = np.flatnonzero(distance < farthest)
+    else:
+        inside = np.arange(distance.shape[0])
+    _, places = np.unique(distance[inside], return_inverse=True)
+    return matrix.owners[inside], places + 1
+
+
+def file_distances(matrix: Matrix, query: bytes, function: str) -> np.ndarray | None:
+    """Each file's distance to ``query`` (a float32 blob): its nearest chunk's, in the order
+    of ``matrix.owners``; None when the index holds no vector. A minimum rounds nothing, so
+    a file's distance is exactly its nearest chunk's."""
+    import numpy as np
+    distance = chunk_distances(matrix, query, function)
+    if distance is None:
+        return None
+    return np.minimum.reduceat(distance[matrix.by_file], matrix.starts)
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What :func:`ahead` computed: each file's distance, and the statement's JSON object for
+    ``k`` files (``k`` None: not made)."""
+
+    distance: np.ndarray | None
+    k: int | None
+    text: str
+
+
+def compute_ahead(matrix: Matrix, query: bytes, k: int | None) -> Ahead:
+    distance = file_distances(matrix, query, FILES)
+    text = places_json(*files_within(matrix, distance, k)) if k is not None else ""
+    return Ahead(distance, k, text)
+
+
+def ahead(conn: apsw.Connection, query: bytes, k: int | None = None) -> None:
+    """Start computing each file's distance to ``query`` on a worker, for the statement
+    about to ask ``nearest_files(query, k)`` on ``conn`` (and, given ``k``, the answer
+    itself). Only a matrix already in memory is used (the worker never touches the
+    connection, which the statement holds); when there is none, or the vectors change before
+    the statement reads them, the statement computes its own."""
+    key = conn.db_filename("main")
+    with _lock:
+        matrix = _cache.get(key)
+    if matrix is None or matrix.version is None or matrix.rows.shape[0] == 0:
+        return
+    if not isinstance(query, bytes) or len(query) != 4 * matrix.dim:
+        return  # the statement gives the error, naming its function
+    future = ahead_worker().submit(compute_ahead, matrix, query, k)
+    with _lock:
+        _ahead.pop((key, query), None)
+        _ahead[(key, query)] = (matrix.version, future)
+        while len(_ahead) > AHEAD_KEPT:  # the oldest first
+            del _ahead[next(iter(_ahead))]
+
+
+def computed_ahead(conn: apsw.Connection, matrix: Matrix, query: bytes) -> Ahead | None:
+    """What :func:`ahead` computed for ``query`` on ``matrix``'s vectors (waiting for it if
+    need be); None when nothing was started on these vectors or the computation failed (the
+    caller then computes it, and meets the error itself)."""
+    with _lock:
+        pending = _ahead.pop((conn.db_filename("main"), query), None)
+    if pending is None or pending[0] != matrix.version or matrix.version is None:
+        return None
+    try:
+        return pending[1].result()
+    except Exception:  # computed again on this thread, where it raises
+        return None
 
 
 def distances(
@@ -177,10 +274,17 @@ def distances(
     """The matrix of ``conn``'s index and each chunk's cosine distance to ``query`` (a float32
     blob), in float32; None when the index holds no vector. ``function`` names the SQL
     function asked, for the errors."""
+    matrix = current_matrix(conn)
+    distance = chunk_distances(matrix, query, function)
+    return None if distance is None else (matrix, distance)
+
+
+def chunk_distances(matrix: Matrix, query: bytes, function: str) -> np.ndarray | None:
+    """Each chunk's cosine distance to ``query`` (a float32 blob), in float32, in id order;
+    None when ``matrix`` holds no vector."""
     if not isinstance(query, bytes) or len(query) % 4:
         raise ValueError(f"{function}: the query vector must be a float32 blob, got {type(query)}")
     import numpy as np
-    matrix = current_matrix(conn)
     q = np.frombuffer(query, dtype="<f4")
     if matrix.rows.shape[0] == 0:
         return None
@@ -192,7 +296,7 @@ def distances(
     norm = float(np.linalg.norm(q))
     rows = matrix.rows
     similarity = similarities(rows, q / norm) if norm > 0 else np.zeros(rows.shape[0], "<f4")
-    return matrix, 1.0 - similarity
+    return 1.0 - similarity
 
 
 def nearest(conn: apsw.Connection, query: bytes, k: int) -> list[tuple[int, float]]:
@@ -257,6 +361,26 @@ def blas_controller() -> ThreadpoolController:
     return ThreadpoolController().select(user_api="blas")
 
 
+def after_fork() -> None:
+    """A forked child has none of its parent's threads: a pool it inherited would take work
+    and never do it, and a lock held by a parent's thread would never be let go. The child
+    starts its own, with nothing pending (its matrices are kept: they are only data)."""
+    global _lock, _product_lock
+    _lock, _product_lock = threading.Lock(), threading.Lock()
+    _ahead.clear()
+    ahead_worker.cache_clear()
+    workers.cache_clear()
+
+
+@cache
+def ahead_worker() -> ThreadPoolExecutor:
+    """The thread :func:`ahead` computes on: its own, so a slice of a product it hands to
+    :func:`workers` never waits behind the computation that handed it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(1, thread_name_prefix="memsift-ahead")
+
+
 @cache
 def workers() -> ThreadPoolExecutor:
     from concurrent.futures import ThreadPoolExecutor
@@ -293,7 +417,7 @@ def load(conn: apsw.Connection, version: str | None) -> Matrix:
     row = conn.execute("SELECT value FROM main.meta WHERE key = 'vec_dim'").fetchone()
     if row is None:
         empty = np.zeros(0, np.int64)
-        return Matrix(version, empty, empty, np.zeros((0, 0), "<f4"))
+        return Matrix(version, empty, empty, np.zeros((0, 0), "<f4"), empty, empty, empty)
     dim = int(row[0])
     triples = conn.execute(
         "SELECT c.id, c.file_id, e.vector FROM main.chunks AS c JOIN main.embeddings AS e "
@@ -305,10 +429,22 @@ def load(conn: apsw.Connection, version: str | None) -> Matrix:
     rows = np.frombuffer(b"".join(blob for _, _, blob in triples), dtype="<f4").reshape(-1, dim)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     unit = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
-    return Matrix(version, ids, files, unit)
+    by_file = np.argsort(files, kind="stable")
+    grouped = files[by_file]
+    first = np.ones(grouped.size, dtype=bool)
+    np.not_equal(grouped[1:], grouped[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return Matrix(version, ids, files, unit, by_file, starts, grouped[starts])
 
 
 def forget(conn: apsw.Connection) -> None:
     """Drop the cached matrix of ``conn``'s index (tests; a process that is done searching)."""
+    key = conn.db_filename("main")
     with _lock:
-        _cache.pop(conn.db_filename("main"), None)
+        _cache.pop(key, None)
+        for pending in [pending for pending in _ahead if pending[0] == key]:
+            del _ahead[pending]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=after_fork)

@@ -27,6 +27,7 @@ from engine.ranking.coverage import COUNT_CAP
 from engine.ranking.names import by_position, spread
 from engine.ranking.query import QueryTerms, quote
 from engine.ranking.scope import Scope
+from engine.sqlite import knn
 from engine.sqlite.db import attach, guarded, open_index_reader, vector_table_dim
 from engine.sqlite.errors import classify
 from engine.sqlite.floor import SqliteFloorPlace, probe_best
@@ -115,6 +116,11 @@ class SqliteSearch:
 
     def choose_fts_form(self, terms: QueryTerms, scope: Scope) -> tuple[str | None, str | None]:
         return choose_fts_form(self.conn, terms, scope)
+
+    def vector_ahead(self, vector: bytes, candidates: int) -> None:
+        """The files nearest ``vector``, found on a worker while the statement's full-text
+        arm runs (:func:`engine.sqlite.knn.ahead`)."""
+        knn.ahead(self.conn, vector, knn.FILES_PER_CANDIDATE * candidates)
 
     def fetch(
         self,
