@@ -751,11 +751,22 @@ def make_hits(
                 arms,
                 None if (best := closest.get(r["file_id"])) is None else round(best, 4),
                 authority=float(r["authority"]),
-                authority_signals=judge(stored_tags(r["tags"]), signals).signals,
+                authority_signals=(
+                    tag_signals(r["tags"])
+                    if signals is AUTHORITY
+                    else judge(stored_tags(r["tags"]), signals).signals
+                ),
                 above_twin=(above or {}).get(r["path"]),
             )
         )
     return hits
+
+
+@lru_cache(maxsize=1024)
+def tag_signals(text: object) -> tuple[str, ...]:
+    """The registry's authority signals a memory's stored tags carry, as :func:`judge` names
+    them; kept per tags text (most memories share a handful: none, or one of a few tags)."""
+    return judge(stored_tags(text), AUTHORITY).signals
 
 
 def stored_tags(text: object) -> list[str]:
