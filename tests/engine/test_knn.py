@@ -442,3 +442,23 @@ def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(indexed, hash_e
         assert table_files(conn, query, 6) == alone
     finally:
         conn.close()
+
+
+def test_a_search_goes_on_when_the_worker_takes_no_more_work(indexed, hash_embedder, monkeypatch):  # type: ignore[no-untyped-def]
+    """Computing ahead is optional: when the worker refuses work (a thread that searches while
+    the interpreter shuts down, or one that cannot start a thread), the statement computes
+    its own and the search answers as it would have."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    conn = open_index_reader(indexed.index_path)
+    try:
+        query = query_blob(hash_embedder, "word3 word7")
+        alone = table_files(conn, query, 6)
+        closed = ThreadPoolExecutor(1)
+        closed.shutdown()
+        monkeypatch.setattr(knn, "ahead_worker", lambda: closed)
+        knn.ahead(conn, query, 6)
+        assert (conn.db_filename("main"), query) not in knn._ahead
+        assert table_files(conn, query, 6) == alone
+    finally:
+        conn.close()

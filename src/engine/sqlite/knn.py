@@ -246,7 +246,13 @@ def ahead(conn: apsw.Connection, query: bytes, k: int | None = None) -> None:
         return
     if not isinstance(query, bytes) or len(query) != 4 * matrix.dim:
         return  # the statement gives the error, naming its function
-    future = ahead_worker().submit(compute_ahead, matrix, query, k)
+    try:
+        future = ahead_worker().submit(compute_ahead, matrix, query, k)
+    except RuntimeError:
+        # No worker to be had: the interpreter is shutting down (a thread that searches
+        # after the main one returned) or no thread can start. Nothing is lost: the
+        # statement computes its own, as it does without a matrix in memory.
+        return
     with _lock:
         _ahead.pop((key, query), None)
         _ahead[(key, query)] = (matrix.version, future)
