@@ -427,7 +427,9 @@ def test_the_vector_arm_asks_for_as_many_files_as_the_search_finds_ahead():  # t
     assert f"nearest_files(?4, {knn.FILES_PER_CANDIDATE} * ?2)" in vector.sql
 
 
-def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(indexed, hash_embedder, monkeypatch):  # type: ignore[no-untyped-def]
+def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
     conn = open_index_reader(indexed.index_path)
     try:
         query = query_blob(hash_embedder, "word11 word12")
