@@ -317,6 +317,21 @@ def test_the_distances_do_not_depend_on_how_many_slices_compute_them(count, monk
         assert np.array_equal(knn.similarities(rows, query), reference)
 
 
+def test_a_product_is_computed_when_the_slice_workers_take_no_more_work(monkeypatch):  # type: ignore[no-untyped-def]
+    """A search in a thread that outlives the main one meets pools that refuse work: the
+    product is then computed on the searching thread, with the same bits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows, query = unit_rows(10_003)
+    with knn.blas_controller().limit(limits=1):
+        reference = rows @ query
+    closed = ThreadPoolExecutor(1)
+    closed.shutdown()
+    monkeypatch.setattr(knn, "workers", lambda: closed)
+    monkeypatch.setattr(knn, "slice_count", lambda _rows: 3)
+    assert np.array_equal(knn.similarities(rows, query), reference)
+
+
 def test_a_product_leaves_blas_threads_as_it_found_them():  # type: ignore[no-untyped-def]
     before = blas_threads()
     rows, query = unit_rows(20_000)

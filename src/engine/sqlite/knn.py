@@ -329,12 +329,17 @@ def similarities(rows: np.ndarray, unit: np.ndarray) -> np.ndarray:
     # restoring it at once could leave it at one for good, so products take turns (each one
     # already uses every core).
     with _product_lock, blas_controller().limit(limits=1):
-        pending = [
-            workers().submit(np.matmul, rows[start:end], unit, out=out[start:end])
-            for start, end in bounds[1:]
-        ]
-        start, end = bounds[0]
-        np.matmul(rows[start:end], unit, out=out[start:end])
+        pending = []
+        mine = [bounds[0]]
+        for start, end in bounds[1:]:
+            try:
+                pending.append(
+                    workers().submit(np.matmul, rows[start:end], unit, out=out[start:end])
+                )
+            except RuntimeError:  # no pool to be had (the interpreter is shutting down)
+                mine.append((start, end))
+        for start, end in mine:
+            np.matmul(rows[start:end], unit, out=out[start:end])
         for future in pending:
             future.result()
     return out
