@@ -479,3 +479,31 @@ def test_a_search_goes_on_when_the_worker_takes_no_more_work(indexed, hash_embed
         assert table_files(conn, query, 6) == alone
     finally:
         conn.close()
+
+
+def test_nothing_is_computed_ahead_on_a_matrix_whose_vectors_have_since_changed(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
+    """After a write (``memsift index``, ``remember``, the server's watcher) the matrix in
+    memory is stale: distances computed on it would be refused by the statement, after taking
+    the product's turn from the statement's own computation."""
+    conn = open_index_reader(indexed.index_path)
+    try:
+        query = query_blob(hash_embedder, "zebra quagga")
+        table_files(conn, query, 3)  # the matrix is in memory
+        (indexed.root / "zebra.md").write_text("# Zebra\n\nzebra quagga\n", encoding="utf-8")
+        index_store(indexed, embedder=hash_embedder)
+        computed: list[bytes] = []
+        real = knn.compute_ahead
+
+        def counted(matrix, query, k):  # type: ignore[no-untyped-def]
+            computed.append(query)
+            return real(matrix, query, k)
+
+        monkeypatch.setattr(knn, "compute_ahead", counted)
+        knn.ahead(conn, query, 3)
+        knn.ahead_worker().submit(int).result()  # the worker has done what it was given
+        assert computed == []
+        assert (conn.db_filename("main"), query) not in knn._ahead
+    finally:
+        conn.close()
