@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 
 import apsw
 import numpy as np
@@ -505,5 +506,56 @@ def test_nothing_is_computed_ahead_on_a_matrix_whose_vectors_have_since_changed(
         knn.ahead_worker().submit(int).result()  # the worker has done what it was given
         assert computed == []
         assert (conn.db_filename("main"), query) not in knn._ahead
+    finally:
+        conn.close()
+
+
+def gate_computations(monkeypatch) -> tuple[threading.Event, list[bytes]]:  # type: ignore[no-untyped-def]
+    """Hold the worker until the event is set; the queries it then computes, in order."""
+    gate, computed = threading.Event(), []
+    real = knn.compute_ahead
+
+    def gated(matrix, query, k):  # type: ignore[no-untyped-def]
+        gate.wait(60)
+        computed.append(query)
+        return real(matrix, query, k)
+
+    monkeypatch.setattr(knn, "compute_ahead", gated)
+    return gate, computed
+
+
+def test_a_computation_pushed_out_before_it_starts_is_never_made(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
+    """More searches in flight than AHEAD_KEPT: the oldest waiting ones are dropped, and
+    their statements compute their own; the worker must not compute them anyway."""
+    conn = open_index_reader(indexed.index_path)
+    try:
+        queries = [query_blob(hash_embedder, f"word{i}") for i in range(knn.AHEAD_KEPT + 2)]
+        table_files(conn, queries[0], 3)
+        gate, computed = gate_computations(monkeypatch)
+        for query in queries:
+            knn.ahead(conn, query, 3)
+        gate.set()
+        knn.ahead_worker().submit(int).result()
+        assert queries[1] not in computed
+    finally:
+        conn.close()
+
+
+def test_forgetting_an_index_drops_the_computations_waiting_for_it(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
+    conn = open_index_reader(indexed.index_path)
+    try:
+        first, second = query_blob(hash_embedder, "word1"), query_blob(hash_embedder, "word2")
+        table_files(conn, first, 3)
+        gate, computed = gate_computations(monkeypatch)
+        knn.ahead(conn, first, 3)
+        knn.ahead(conn, second, 3)
+        knn.forget(conn)
+        gate.set()
+        knn.ahead_worker().submit(int).result()
+        assert second not in computed
     finally:
         conn.close()

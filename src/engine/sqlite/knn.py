@@ -262,10 +262,13 @@ def ahead(conn: apsw.Connection, query: bytes, k: int | None = None) -> None:
         # statement computes its own, as it does without a matrix in memory.
         return
     with _lock:
-        _ahead.pop((key, query), None)
+        replaced = _ahead.pop((key, query), None)
         _ahead[(key, query)] = (matrix.version, future)
+        dropped = [] if replaced is None else [replaced[1]]
         while len(_ahead) > AHEAD_KEPT:  # the oldest first
-            del _ahead[next(iter(_ahead))]
+            dropped.append(_ahead.pop(next(iter(_ahead)))[1])
+    for pending in dropped:
+        pending.cancel()  # no statement will take it: not computed when not started yet
 
 
 def computed_ahead(conn: apsw.Connection, matrix: Matrix, query: bytes) -> Ahead | None:
@@ -461,8 +464,9 @@ def forget(conn: apsw.Connection) -> None:
     key = conn.db_filename("main")
     with _lock:
         _cache.pop(key, None)
-        for pending in [pending for pending in _ahead if pending[0] == key]:
-            del _ahead[pending]
+        dropped = [_ahead.pop(pending)[1] for pending in list(_ahead) if pending[0] == key]
+    for future in dropped:
+        future.cancel()  # not computed when not started yet
 
 
 if hasattr(os, "register_at_fork"):
