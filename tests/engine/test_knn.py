@@ -345,7 +345,7 @@ def test_distances_computed_ahead_give_the_files_the_statement_computes(indexed,
         query = query_blob(hash_embedder, "word3 word7")
         alone = table_files(conn, query, 6)  # also loads the matrix ahead() works on
         for k in (None, 6, 9):  # none made, the one asked for, another
-            knn.ahead(conn, query, k)
+            knn.ahead(conn.db_filename("main"), query, k)
             assert (conn.db_filename("main"), query) in knn._ahead
             assert table_files(conn, query, 6) == alone
             assert (conn.db_filename("main"), query) not in knn._ahead  # the statement took it
@@ -358,7 +358,7 @@ def test_distances_computed_ahead_on_vectors_since_changed_are_not_used(indexed,
     try:
         query = query_blob(hash_embedder, "zebra quagga")
         table_files(conn, query, 3)
-        knn.ahead(conn, query)  # on the vectors as they are now
+        knn.ahead(conn.db_filename("main"), query)  # on the vectors as they are now
         knn._ahead[(conn.db_filename("main"), query)][1].result()
         (indexed.root / "zebra.md").write_text("# Zebra\n\nzebra quagga\n", encoding="utf-8")
         index_store(indexed, embedder=hash_embedder)
@@ -376,11 +376,11 @@ def test_nothing_is_computed_ahead_without_a_matrix_in_memory_or_for_a_wrong_wid
     try:
         knn.forget(conn)
         query = query_blob(hash_embedder, "word3")
-        knn.ahead(conn, query)  # the worker never reads the connection the statement holds
+        knn.ahead(conn.db_filename("main"), query)  # the worker never reads the connection
         assert (conn.db_filename("main"), query) not in knn._ahead
         table_files(conn, query, 2)
         wrong = np.ones(3, dtype="<f4").tobytes()
-        knn.ahead(conn, wrong)
+        knn.ahead(conn.db_filename("main"), wrong)
         assert (conn.db_filename("main"), wrong) not in knn._ahead
         with pytest.raises(ValueError, match="3 dimensions, the index's vectors 16"):
             table_files(conn, wrong, 2)
@@ -400,7 +400,7 @@ def test_a_process_forked_after_searching_searches_on_its_own_threads(indexed, h
     pid = os.fork()
     if pid == 0:  # the child: the same search, with distances computed ahead
         try:
-            knn.ahead(conn, query)
+            knn.ahead(conn.db_filename("main"), query)
             knn.similarities(*unit_rows(20_000))
             ok = table_files(conn, query, 6) == expected
             os.write(write, b"ok" if ok else b"differs")
@@ -427,12 +427,14 @@ def test_the_vector_arm_asks_for_as_many_files_as_the_search_finds_ahead():  # t
     assert f"nearest_files(?4, {knn.FILES_PER_CANDIDATE} * ?2)" in vector.sql
 
 
-def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(indexed, hash_embedder, monkeypatch):  # type: ignore[no-untyped-def]
+def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
     conn = open_index_reader(indexed.index_path)
     try:
         query = query_blob(hash_embedder, "word11 word12")
         alone = table_files(conn, query, 6)
-        knn.ahead(conn, query, 6)
+        knn.ahead(conn.db_filename("main"), query, 6)
         knn._ahead[(conn.db_filename("main"), query)][1].result()
 
         def made_again(*args: object) -> str:
