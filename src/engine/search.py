@@ -373,8 +373,6 @@ def run_search(
     offered = max(candidate_limit, limit)
     if any("query_vector" in arm.needs for arm in assembly.fired):
         result.vector_search = db.vector_search()
-        if vector is not None and assembly.sql:
-            db.vector_ahead(vector, offered)
     if any(arm.name == "fts" for arm in assembly.fired):
         result.full_text_search = db.full_text_search()
     if terms.truncated:
@@ -400,6 +398,10 @@ def run_search(
     )
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
+    if vector is not None and any("query_vector" in arm.needs for arm in assembly.fired):
+        # Started last, so the worker's Python does not hold up this thread's: from here this
+        # thread is in SQLite, which runs without Python's lock.
+        db.vector_ahead(vector, offered)
     columns, rows = db.fetch(assembly.sql, params, read_until(limit))
     records = [dict(zip(columns, row, strict=True)) for row in rows[:limit]]
     # The memory nearest in meaning, whether or not it made the hits: whether anything answers

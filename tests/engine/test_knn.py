@@ -361,7 +361,7 @@ def test_distances_computed_ahead_give_the_files_the_statement_computes(indexed,
         query = query_blob(hash_embedder, "word3 word7")
         alone = table_files(conn, query, 6)  # also loads the matrix ahead() works on
         for k in (None, 6, 9):  # none made, the one asked for, another
-            knn.ahead(conn, query, k)
+            knn.ahead(conn.db_filename("main"), query, k)
             assert (conn.db_filename("main"), query) in knn._ahead
             assert table_files(conn, query, 6) == alone
             assert (conn.db_filename("main"), query) not in knn._ahead  # the statement took it
@@ -374,7 +374,7 @@ def test_distances_computed_ahead_on_vectors_since_changed_are_not_used(indexed,
     try:
         query = query_blob(hash_embedder, "zebra quagga")
         table_files(conn, query, 3)
-        knn.ahead(conn, query)  # on the vectors as they are now
+        knn.ahead(conn.db_filename("main"), query)  # on the vectors as they are now
         knn._ahead[(conn.db_filename("main"), query)][1].result()
         (indexed.root / "zebra.md").write_text("# Zebra\n\nzebra quagga\n", encoding="utf-8")
         index_store(indexed, embedder=hash_embedder)
@@ -392,11 +392,11 @@ def test_nothing_is_computed_ahead_without_a_matrix_in_memory_or_for_a_wrong_wid
     try:
         knn.forget(conn)
         query = query_blob(hash_embedder, "word3")
-        knn.ahead(conn, query)  # the worker never reads the connection the statement holds
+        knn.ahead(conn.db_filename("main"), query)  # the worker never reads the connection
         assert (conn.db_filename("main"), query) not in knn._ahead
         table_files(conn, query, 2)
         wrong = np.ones(3, dtype="<f4").tobytes()
-        knn.ahead(conn, wrong)
+        knn.ahead(conn.db_filename("main"), wrong)
         assert (conn.db_filename("main"), wrong) not in knn._ahead
         with pytest.raises(ValueError, match="3 dimensions, the index's vectors 16"):
             table_files(conn, wrong, 2)
@@ -416,7 +416,7 @@ def test_a_process_forked_after_searching_searches_on_its_own_threads(indexed, h
     pid = os.fork()
     if pid == 0:  # the child: the same search, with distances computed ahead
         try:
-            knn.ahead(conn, query)
+            knn.ahead(conn.db_filename("main"), query)
             knn.similarities(*unit_rows(20_000))
             ok = table_files(conn, query, 6) == expected
             os.write(write, b"ok" if ok else b"differs")
@@ -450,7 +450,7 @@ def test_the_answer_made_ahead_for_the_k_asked_is_not_made_again(  # type: ignor
     try:
         query = query_blob(hash_embedder, "word11 word12")
         alone = table_files(conn, query, 6)
-        knn.ahead(conn, query, 6)
+        knn.ahead(conn.db_filename("main"), query, 6)
         knn._ahead[(conn.db_filename("main"), query)][1].result()
 
         def made_again(*args: object) -> str:
@@ -475,37 +475,9 @@ def test_a_search_goes_on_when_the_worker_takes_no_more_work(indexed, hash_embed
         closed = ThreadPoolExecutor(1)
         closed.shutdown()
         monkeypatch.setattr(knn, "ahead_worker", lambda: closed)
-        knn.ahead(conn, query, 6)
+        knn.ahead(conn.db_filename("main"), query, 6)
         assert (conn.db_filename("main"), query) not in knn._ahead
         assert table_files(conn, query, 6) == alone
-    finally:
-        conn.close()
-
-
-def test_nothing_is_computed_ahead_on_a_matrix_whose_vectors_have_since_changed(  # type: ignore[no-untyped-def]
-    indexed, hash_embedder, monkeypatch
-):
-    """After a write (``memsift index``, ``remember``, the server's watcher) the matrix in
-    memory is stale: distances computed on it would be refused by the statement, after taking
-    the product's turn from the statement's own computation."""
-    conn = open_index_reader(indexed.index_path)
-    try:
-        query = query_blob(hash_embedder, "zebra quagga")
-        table_files(conn, query, 3)  # the matrix is in memory
-        (indexed.root / "zebra.md").write_text("# Zebra\n\nzebra quagga\n", encoding="utf-8")
-        index_store(indexed, embedder=hash_embedder)
-        computed: list[bytes] = []
-        real = knn.compute_ahead
-
-        def counted(matrix, query, k):  # type: ignore[no-untyped-def]
-            computed.append(query)
-            return real(matrix, query, k)
-
-        monkeypatch.setattr(knn, "compute_ahead", counted)
-        knn.ahead(conn, query, 3)
-        knn.ahead_worker().submit(int).result()  # the worker has done what it was given
-        assert computed == []
-        assert (conn.db_filename("main"), query) not in knn._ahead
     finally:
         conn.close()
 
@@ -535,7 +507,7 @@ def test_a_computation_pushed_out_before_it_starts_is_never_made(  # type: ignor
         table_files(conn, queries[0], 3)
         gate, computed = gate_computations(monkeypatch)
         for query in queries:
-            knn.ahead(conn, query, 3)
+            knn.ahead(conn.db_filename("main"), query, 3)
         gate.set()
         knn.ahead_worker().submit(int).result()
         assert queries[1] not in computed
@@ -551,8 +523,8 @@ def test_forgetting_an_index_drops_the_computations_waiting_for_it(  # type: ign
         first, second = query_blob(hash_embedder, "word1"), query_blob(hash_embedder, "word2")
         table_files(conn, first, 3)
         gate, computed = gate_computations(monkeypatch)
-        knn.ahead(conn, first, 3)
-        knn.ahead(conn, second, 3)
+        knn.ahead(conn.db_filename("main"), first, 3)
+        knn.ahead(conn.db_filename("main"), second, 3)
         knn.forget(conn)
         gate.set()
         knn.ahead_worker().submit(int).result()

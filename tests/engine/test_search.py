@@ -51,6 +51,30 @@ def test_searcher_follows_an_index_that_was_deleted_and_rebuilt(indexed, hash_em
         assert [h.path for h in searcher.search("alpha").hits] == ["b.md"]
 
 
+def test_a_searcher_finds_the_nearest_files_beside_its_statement(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
+    """From its second search on (the vectors are then in memory), the statement takes the
+    answer a worker made while the full-text arm ran, and the hits are the same either way."""
+    from engine.sqlite import knn
+
+    store = indexed(many_files(60))
+    taken: list[bool] = []
+    real = knn.computed_ahead
+
+    def watched(*args):  # type: ignore[no-untyped-def]
+        found = real(*args)
+        taken.append(found is not None and found.k is not None)
+        return found
+
+    monkeypatch.setattr(knn, "computed_ahead", watched)
+    with Searcher(store, embedder=hash_embedder) as searcher:
+        first = searcher.search("amber coral")
+        again = searcher.search("amber coral")
+    assert taken == [False, True]
+    assert [(h.path, h.score) for h in again.hits] == [(h.path, h.score) for h in first.hits]
+
+
 def test_a_searcher_sees_vectors_an_index_run_added_after_its_last_search(
     make_store, hash_embedder
 ):  # type: ignore[no-untyped-def]

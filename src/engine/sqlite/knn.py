@@ -233,25 +233,18 @@ def compute_ahead(matrix: Matrix, query: bytes, k: int | None) -> Ahead:
     return Ahead(distance, k, text)
 
 
-def ahead(conn: apsw.Connection, query: bytes, k: int | None = None) -> None:
+def ahead(key: str, query: bytes, k: int | None = None) -> None:
     """Start computing each file's distance to ``query`` on a worker, for the statement
-    about to ask ``nearest_files(query, k)`` on ``conn`` (and, given ``k``, the answer
-    itself). Only a matrix already in memory whose vectors are still the index's is used (the
-    worker never touches the connection, which the statement holds); when there is none, or
-    the vectors change before the statement reads them, the statement computes its own."""
-    key = conn.db_filename("main")
+    about to ask ``nearest_files(query, k)`` on a connection to the index ``key`` (its
+    ``db_filename("main")``; given ``k``, the answer itself is made). Only a matrix already
+    in memory is used (the worker never touches the connection, which the statement holds);
+    when there is none, or the vectors change before the statement reads them, the statement
+    computes its own. Nothing here calls SQLite, which would let the worker take Python's
+    lock from the caller before the caller is inside its statement."""
     with _lock:
         matrix = _cache.get(key)
     if matrix is None or matrix.version is None or matrix.rows.shape[0] == 0:
         return
-    try:
-        # Read here, on the caller's thread, before its statement: after a write the matrix
-        # in memory is stale, and distances on it would only be refused by the statement,
-        # after taking the product's turn from the statement's own.
-        if read_version(conn) != matrix.version:
-            return
-    except apsw.Error:
-        return  # the statement meets the error, and names it
     if not isinstance(query, bytes) or len(query) != 4 * matrix.dim:
         return  # the statement gives the error, naming its function
     try:

@@ -52,6 +52,7 @@ class SqliteSearch:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._conn: apsw.Connection | None = None
+        self._key = ""  # the open index's file, as the k-NN names it (engine.sqlite.knn)
         self._identity: tuple[int, int] | None = None
         self._has_state = False
         #: The last verdict on the vector plane, with what it was given: the index's
@@ -77,6 +78,7 @@ class SqliteSearch:
         if self._conn is None or identity != self._identity:
             self.close()
             self._conn = open_index_reader(self.store.index_path)
+            self._key = self._conn.db_filename("main")  # the k-NN's name for the index
             stable_plans(self._conn)
             self._identity, self._has_state, self._plane = identity, False, None
         if not self._has_state:
@@ -120,7 +122,7 @@ class SqliteSearch:
     def vector_ahead(self, vector: bytes, candidates: int) -> None:
         """The files nearest ``vector``, found on a worker while the statement's full-text
         arm runs (:func:`engine.sqlite.knn.ahead`)."""
-        knn.ahead(self.conn, vector, knn.FILES_PER_CANDIDATE * candidates)
+        knn.ahead(self._key, vector, knn.FILES_PER_CANDIDATE * candidates)
 
     def fetch(
         self,
