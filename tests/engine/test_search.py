@@ -75,6 +75,34 @@ def test_a_searcher_finds_the_nearest_files_beside_its_statement(  # type: ignor
     assert [(h.path, h.score) for h in again.hits] == [(h.path, h.score) for h in first.hits]
 
 
+def test_a_searcher_computes_nothing_ahead_on_vectors_a_write_has_replaced(  # type: ignore[no-untyped-def]
+    indexed, hash_embedder, monkeypatch
+):
+    """After a write (``memsift index``, ``remember``, the server's watcher) the vectors in
+    memory are stale: distances computed on them would be refused by the statement, after
+    taking the product's turn from the statement's own. The search after next uses the
+    worker again (its statement has loaded the new vectors)."""
+    from engine.sqlite import knn
+
+    store = indexed(many_files(60))
+    computed: list[bytes] = []
+    real = knn.compute_ahead
+
+    def counted(matrix, query, k):  # type: ignore[no-untyped-def]
+        computed.append(query)
+        return real(matrix, query, k)
+
+    monkeypatch.setattr(knn, "compute_ahead", counted)
+    with Searcher(store, embedder=hash_embedder) as searcher:
+        searcher.search("amber coral")  # the vectors are in memory
+        (store.root / "new.md").write_text(memory("New", "amber coral teal"), encoding="utf-8")
+        index_store(store, embedder=hash_embedder)
+        searcher.search("amber coral")
+        assert computed == []
+        searcher.search("amber coral")
+        assert len(computed) == 1
+
+
 def test_a_searcher_sees_vectors_an_index_run_added_after_its_last_search(
     make_store, hash_embedder
 ):  # type: ignore[no-untyped-def]

@@ -58,6 +58,10 @@ class SqliteSearch:
         #: The last verdict on the vector plane, with what it was given: the index's
         #: ``data_version`` and the embedder's name and width (see :meth:`vector_plane_problem`).
         self._plane: tuple[tuple[int, str, int], str | None] | None = None
+        #: Whether another connection has written the index since this one's last search by
+        #: meaning (its ``data_version`` moved): the vectors the k-NN holds in memory may then
+        #: be stale, and nothing is computed ahead on them (:meth:`vector_ahead`).
+        self._index_moved = False
 
     def close(self) -> None:
         if self._conn is not None:
@@ -112,6 +116,7 @@ class SqliteSearch:
         and this connection only reads."""
         (version,) = self.conn.execute("PRAGMA main.data_version").fetchone()
         key = (int(version), embedder.name, embedder.dim)
+        self._index_moved = self._plane is not None and self._plane[0][0] != key[0]
         if self._plane is None or self._plane[0] != key:
             self._plane = (key, vector_plane_problem(self.conn, embedder))
         return self._plane[1]
@@ -121,7 +126,13 @@ class SqliteSearch:
 
     def vector_ahead(self, vector: bytes, candidates: int) -> None:
         """The files nearest ``vector``, found on a worker while the statement's full-text
-        arm runs (:func:`engine.sqlite.knn.ahead`)."""
+        arm runs (:func:`engine.sqlite.knn.ahead`). Not after a write: the vectors in memory
+        may be stale, and distances on them would be refused by the statement, after taking the
+        product's turn from the statement's own (which then loads the new vectors, for the
+        next search). :meth:`vector_plane_problem`, asked first, has read whether the index
+        moved, so this asks nothing of SQLite."""
+        if self._index_moved:
+            return
         knn.ahead(self._key, vector, knn.FILES_PER_CANDIDATE * candidates)
 
     def fetch(
