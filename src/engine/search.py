@@ -371,7 +371,8 @@ def run_search(
     )
     # Each arm must offer at least as many candidates as the caller asked for hits.
     offered = max(candidate_limit, limit)
-    if any("query_vector" in arm.needs for arm in assembly.fired):
+    by_meaning = any("query_vector" in arm.needs for arm in assembly.fired)
+    if by_meaning:
         result.vector_search = db.vector_search()
     if any(arm.name == "fts" for arm in assembly.fired):
         result.full_text_search = db.full_text_search()
@@ -398,7 +399,7 @@ def run_search(
     )
     params = bound_prefix(assembly.sql, full)
     result.sql, result.params = assembly.sql, params
-    if vector is not None and any("query_vector" in arm.needs for arm in assembly.fired):
+    if vector is not None and by_meaning:
         # Started last, so the worker's Python does not hold up this thread's: from here this
         # thread is in SQLite, which runs without Python's lock.
         db.vector_ahead(vector, offered)

@@ -75,15 +75,14 @@ MAX_SLICES = 4
 
 @dataclass(frozen=True)
 class Matrix:
-    """Every embedded chunk of the index's vector width: ids, the file of each (a chunk never
-    moves to another file: chunks are only inserted and deleted, and either bumps the
-    version) and unit rows, in id order; and the chunks grouped by file, for
-    :func:`file_distances`: ``by_file`` orders the chunks file by file, ``starts`` is where
-    each file's run begins in that order and ``owners`` the file of each run."""
+    """Every embedded chunk of the index's vector width: ids and unit rows, in id order; and
+    the chunks grouped by file, for :func:`file_distances` (a chunk never moves to another
+    file: chunks are only inserted and deleted, and either bumps the version): ``by_file``
+    orders the chunks file by file, ``starts`` is where each file's run begins in that order
+    and ``owners`` the file of each run."""
 
     version: str | None
     ids: np.ndarray
-    files: np.ndarray
     rows: np.ndarray
     by_file: np.ndarray
     starts: np.ndarray
@@ -432,7 +431,7 @@ def load(conn: apsw.Connection, version: str | None) -> Matrix:
     row = conn.execute("SELECT value FROM main.meta WHERE key = 'vec_dim'").fetchone()
     if row is None:
         empty = np.zeros(0, np.int64)
-        return Matrix(version, empty, empty, np.zeros((0, 0), "<f4"), empty, empty, empty)
+        return Matrix(version, empty, np.zeros((0, 0), "<f4"), empty, empty, empty)
     dim = int(row[0])
     triples = conn.execute(
         "SELECT c.id, c.file_id, e.vector FROM main.chunks AS c JOIN main.embeddings AS e "
@@ -449,7 +448,7 @@ def load(conn: apsw.Connection, version: str | None) -> Matrix:
     first = np.ones(grouped.size, dtype=bool)
     np.not_equal(grouped[1:], grouped[:-1], out=first[1:])
     starts = np.flatnonzero(first)
-    return Matrix(version, ids, files, unit, by_file, starts, grouped[starts])
+    return Matrix(version, ids, unit, by_file, starts, grouped[starts])
 
 
 def forget(conn: apsw.Connection) -> None:
