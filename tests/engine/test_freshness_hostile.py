@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from types import SimpleNamespace
 
 import pytest
 from test_freshness import LEXICAL, WAIT_S, eventually, indexed, running
@@ -140,10 +141,10 @@ def index_rounds(freshness: Freshness, rounds: int) -> bool:
         counted = [0]
         real = freshness._config_usable
 
-        def counting() -> bool:
+        def counting(settle: bool = True) -> bool:
             if threading.current_thread().name == "memsift-index":
                 counted[0] += 1
-            return real()
+            return real(settle)
 
         freshness._config_usable = counting  # type: ignore[method-assign]
         freshness._test_rounds = counted  # type: ignore[attr-defined]
@@ -195,6 +196,39 @@ def test_a_config_nested_10000_deep_is_logged_and_indexing_resumes_once_it_is_fi
     assert eventually(lambda: any("nested too deeply" in line for line in config_lines(lines)))
     store.config_path.write_text(LEXICAL)
     assert eventually(lambda: "facts/new.md" in indexed(store)), lines
+
+
+def test_a_config_save_caught_half_done_is_not_read_until_it_holds_still(  # type: ignore[no-untyped-def]
+    make_store, monkeypatch
+):
+    """A save that truncates then writes shows an empty file for an instant: read then, it
+    was the defaults, and a broken file rewritten broken another way was "valid again"."""
+    import engine.indexing.freshness as module
+
+    clock = [100.0]
+    monkeypatch.setattr(module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    store = make_store({".memsift/config.toml": LEXICAL, "facts/port.md": "Port 6432.\n"})
+    lines: list[str] = []
+    freshness = Freshness(store, debounce_ms=60, log=lines.append)  # not started: asked here
+    assert freshness._config_usable() is True  # the first look reads at once
+    store.config_path.write_text("[weights\n")
+    assert freshness._config_usable() is True  # the last verdict, until the change holds
+    clock[0] += 2 * module.CONFIG_SETTLE_S
+    assert freshness._config_usable() is False
+    store.config_path.write_text("")  # the save, caught between truncating and writing
+    assert freshness._config_usable() is False
+    clock[0] += module.CONFIG_SETTLE_S / 2
+    assert freshness._config_usable() is False
+    store.config_path.write_text("[weight]\nfts = 1.0\n")
+    assert freshness._config_usable() is False
+    clock[0] += 2 * module.CONFIG_SETTLE_S
+    assert freshness._config_usable() is False
+    assert len(config_lines(lines)) == 2 and "[weight]" in config_lines(lines)[1], lines
+    store.config_path.write_text(LEXICAL)
+    assert freshness._config_usable() is False  # not yet: the change has not held still
+    clock[0] += 2 * module.CONFIG_SETTLE_S
+    assert freshness._config_usable() is True
+    assert "valid again" in config_lines(lines)[-1]
 
 
 def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed(logged):

@@ -46,6 +46,10 @@ RETRY_S = 5.0
 WATCH_TICK_MS = 250
 #: How often a broken config.toml is looked at again (a stat; parsed only when it changed).
 CONFIG_POLL_S = 0.5
+#: How long a changed config.toml must keep one signature before it is read: a save that
+#: truncates the file and then writes it shows, for an instant, an empty file, which reads as
+#: valid (the defaults) and was logged as "valid again" in the middle of a broken save.
+CONFIG_SETTLE_S = 0.1
 #: How long the first catch-up waits for the watcher to run before scanning without it.
 WATCH_START_S = 10.0
 
@@ -133,6 +137,8 @@ class Freshness:
         self._config_lock = threading.Lock()
         self._config_seen: tuple[int, ...] | bool | None = False  # False: never looked
         self._config_problem: str | None = None
+        #: A changed signature not yet read, and when it was first seen (monotonic seconds).
+        self._config_changing: tuple[tuple[int, ...] | None, float] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -423,15 +429,26 @@ class Freshness:
             finally:
                 self.filling_vectors = False
 
-    def _config_usable(self) -> bool:
+    def _config_usable(self, settle: bool = True) -> bool:
         """Whether ``config.toml`` can be read, saying so only when that changes: a broken
         file is logged once (again only if it is rewritten and broken another way), a fixed one
         once. The file is parsed only when it changed since the last look, so the loops may ask
-        on every round."""
+        on every round; and, after the first look, only once the change has held still for
+        :data:`CONFIG_SETTLE_S` (until then the last verdict stands), so a save caught half
+        done is not taken for the file. ``settle=False`` reads a changed file at once (a step
+        that just failed on it)."""
         seen = file_signature(self.store.config_path)
         with self._config_lock:
             if seen == self._config_seen:
                 return self._config_problem is None
+            if settle and self._config_seen is not False:
+                now = time.monotonic()
+                if self._config_changing is None or self._config_changing[0] != seen:
+                    self._config_changing = (seen, now)
+                    return self._config_problem is None
+                if now - self._config_changing[1] < CONFIG_SETTLE_S:
+                    return self._config_problem is None
+            self._config_changing = None
             try:
                 self.store.config()
             except ConfigError as exc:
@@ -458,7 +475,7 @@ class Freshness:
         self._log(redact(line))
 
     def _failed(self, doing: str, exc: BaseException) -> None:
-        if isinstance(exc, ConfigError) and not self._config_usable():
+        if isinstance(exc, ConfigError) and not self._config_usable(settle=False):
             return  # broken between the check and the step: reported once, by the check
         self.last_error = redact(f"{doing}: {type(exc).__name__}: {exc}")
         self._failing = doing
