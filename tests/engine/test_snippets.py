@@ -89,8 +89,9 @@ def test_the_first_query_word_is_found_where_the_pattern_would_find_it():
 
 def test_words_are_bolded_where_the_pattern_would_bold_them():
     # highlight finds the words with str.find when text and stems are ASCII, the way
-    # first_word finds the first: the same cases, boundaries and folded letters as above.
-    for query, words, text in random_queries_and_texts(11, "abkKs0_ .,-'\n*", 60):
+    # first_word finds the first: the same cases, boundaries and folded letters as above,
+    # and the ellipsis trim puts where it cut read as the pattern reads it.
+    for query, words, text in random_queries_and_texts(11, "abkKs0_ .,-'\n*\u2026", 60):
         expected = re.compile(words.pattern, re.IGNORECASE).sub(lambda m: f"**{m[0]}**", text)
         assert highlight(text, words) == expected, (query, text)
 
@@ -101,6 +102,17 @@ def test_a_query_pattern_is_compiled_only_when_a_text_needs_it():
     assert words._compiled is None  # type: ignore[attr-defined]
     assert highlight("rotation \u00fcber", words) == "**rotation** \u00fcber"
     assert words._compiled is not None  # type: ignore[attr-defined]
+
+
+def test_a_trimmed_ascii_snippet_is_bolded_without_compiling_the_pattern():
+    words = words_of("lighthouse keeper")
+    text = "filler " * 200 + "the lighthouse keeper " + "tail " * 200
+
+    snippet = snippet_for([(text, None)], words, None)
+
+    assert snippet.startswith("\u2026") and snippet.endswith("\u2026")
+    assert "**lighthouse** **keeper**" in snippet
+    assert words._compiled is None  # type: ignore[attr-defined]
 
 
 # --- the file's own markup is gone before query words are bolded ----------------------------
