@@ -68,7 +68,8 @@ DEFAULT_LIMIT = 10
 #: How many candidates each query arm offers to the fusion; chosen with the weights (40 and
 #: 100 were tried on every evaluation set, and the deeper lists won on each).
 CANDIDATE_LIMIT = 100
-#: sqlite-vec answers k-NN for k <= 4096 and the vector arm asks for 4 per candidate.
+#: The most hits or candidates per arm a caller may ask for: each arm ranks at most this many
+#: (the vector arm's k-NN two files per candidate), and each hit costs a snippet.
 MAX_LIMIT = 1000
 SNIPPET_CHARS = 300
 #: What :func:`trim` puts where it cut a text.
