@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -239,6 +240,41 @@ def test_an_index_deleted_while_the_config_is_broken_is_rebuilt_once_it_is_fixed
     assert index_rounds(freshness, 3)  # the loop has come by with the index gone
     store.config_path.write_text(LEXICAL)
     assert eventually(lambda: indexed(store) == {"facts/port.md"}), lines
+
+
+def test_a_deleted_index_is_neither_rebuilt_nor_written_until_it_has_stayed_gone(
+    logged, monkeypatch
+):
+    """A store deleted whole loses index.db a moment before .memsift/ and its own folder: a
+    rebuild in that moment, or a changed file indexed into a new index, made them again under
+    the deletion (which then failed: "Directory not empty")."""
+    import engine.indexing.freshness
+
+    monkeypatch.setattr(engine.indexing.freshness, "INDEX_SETTLE_S", 3600.0)
+    store, freshness, lines = logged
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store.index_path}{suffix}").unlink(missing_ok=True)
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    assert index_rounds(freshness, 5)
+    assert not store.index_path.exists(), lines
+
+    monkeypatch.setattr(engine.indexing.freshness, "INDEX_SETTLE_S", 0.0)
+    assert eventually(lambda: indexed(store) == {"facts/port.md", "facts/new.md"}), lines
+
+
+def test_a_memsift_folder_deleted_whole_is_not_made_again_and_is_named_once(logged):
+    store, freshness, lines = logged
+    shutil.rmtree(store.state_dir)
+    (store.root / "facts" / "new.md").write_text("New.\n")
+
+    def folder_lines() -> list[str]:
+        return [line for line in lines if line.startswith(f"{store.state_dir} is gone")]
+
+    assert eventually(folder_lines), lines
+    assert index_rounds(freshness, 5)
+    assert not os.path.lexists(store.state_dir), lines
+    assert len(folder_lines()) == 1
+    assert "`memsift index` makes the store again" in folder_lines()[0]
 
 
 def test_an_error_that_a_retry_got_past_leaves_the_status(make_store, monkeypatch):

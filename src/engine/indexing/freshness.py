@@ -17,6 +17,10 @@ A watcher slower to start than ``WATCH_START_S`` (a loaded machine) does not hol
 back; but a scan begun while no watcher ran may have passed a file before it changed, so the
 watcher, once it runs, asks for one more catch-up, as it does when it comes back after failing.
 
+An ``index.db`` deleted under the watcher is rebuilt whole, once it has stayed gone a moment
+with ``.memsift/`` still there (a store deleted whole loses its index just before its folders,
+and must not be made again under the deletion); until then nothing is written.
+
 A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
 edits it: it is logged once, again whenever the file changes and is still broken, and once
 more when it is fixed; the steps wait meanwhile.
@@ -50,6 +54,13 @@ CONFIG_POLL_S = 0.5
 #: truncates the file and then writes it shows, for an instant, an empty file, which reads as
 #: valid (the defaults) and was logged as "valid again" in the middle of a broken save.
 CONFIG_SETTLE_S = 0.1
+#: How long index.db must stay missing, its folder .memsift/ still there, before the watcher
+#: rebuilds it. A store deleted whole (``rm -rf``) loses its index a moment before the folder
+#: that holds it: a rebuild in that moment made the folder again under the deletion, which
+#: then failed ("Directory not empty") and left a new .memsift/ behind.
+INDEX_SETTLE_S = 0.5
+#: How often the loop looks again at an index that is missing but not to be rebuilt yet.
+INDEX_POLL_S = 0.1
 #: How long the first catch-up waits for the watcher to run before scanning without it.
 WATCH_START_S = 10.0
 
@@ -139,6 +150,9 @@ class Freshness:
         self._config_problem: str | None = None
         #: A changed signature not yet read, and when it was first seen (monotonic seconds).
         self._config_changing: tuple[tuple[int, ...] | None, float] | None = None
+        #: Since when (monotonic seconds) the index has been seen missing; None: it is there.
+        self._index_missing_since: float | None = None
+        self._told_folder_gone = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -292,17 +306,41 @@ class Freshness:
                 self._catch_up = True
                 self._wake.notify_all()
 
-    def _index_lost(self) -> bool:
-        """Whether the index this watcher keeps was deleted since (``index.db`` is derived and
-        may go any time). Indexing only the next changed file into a new one would leave the
-        rest of the store out of every search, so the loop runs a whole catch-up instead. A
-        team store's index lives in its database, not in a file."""
+    def _index_loss(self) -> str | None:
+        """What to do about the index this watcher keeps having been deleted since
+        (``index.db`` is derived and may go any time): None, nothing (it is there, or lives in
+        a team database); ``"rebuild"``, a whole catch-up (indexing only the next changed file
+        into a new one would leave the rest of the store out of every search); ``"wait"``,
+        nothing yet, and nothing written either.
+
+        It is rebuilt once it has stayed missing for :data:`INDEX_SETTLE_S` with its folder
+        ``.memsift/`` still there: a store being deleted whole loses its index a moment before
+        that folder and the store's own, and a rebuild then would make them again. A store
+        whose ``.memsift/`` is gone (its configuration and state with it) is not made again
+        behind its owner's back: the loop waits, and says so once."""
         if not self.caught_up.is_set() or self.store.index_path.exists():
-            return False
+            self._index_missing_since, self._told_folder_gone = None, False
+            return None
         try:
-            return open_backend(self.store).name == "sqlite"
+            if open_backend(self.store).name != "sqlite":
+                return None
         except ConfigError:  # broken since the check: the next round waits for a fix
-            return False
+            return None
+        now = time.monotonic()
+        if self._index_missing_since is None:
+            self._index_missing_since = now
+        if now - self._index_missing_since < INDEX_SETTLE_S:
+            return "wait"
+        if not is_folder(self.store.state_dir):
+            if not self._told_folder_gone:
+                self._told_folder_gone = True
+                self.log(
+                    f"{self.store.state_dir} is gone (the index, configuration and state with "
+                    "it): indexing waits; `memsift index` makes the store again"
+                )
+            return "wait"
+        self._index_missing_since = None
+        return "rebuild"
 
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
@@ -347,7 +385,11 @@ class Freshness:
             if not self._config_usable():
                 self._stop.wait(CONFIG_POLL_S)
                 continue
-            if not self._catch_up and self._index_lost():
+            loss = None if self._catch_up else self._index_loss()
+            if loss == "wait":  # neither rebuilt nor written into a new, partial index
+                self._stop.wait(INDEX_POLL_S)
+                continue
+            if loss == "rebuild":
                 self.log(f"the index {self.store.index_path} is gone: rebuilding it")
                 self._catch_up = True
             if self._catch_up:
