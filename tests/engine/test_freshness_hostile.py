@@ -14,6 +14,7 @@ import pytest
 from test_freshness import LEXICAL, WAIT_S, eventually, indexed, running
 
 from engine.indexing.freshness import Freshness
+from engine.indexing.incremental import index_paths
 from engine.sqlite.db import open_index
 
 
@@ -260,6 +261,24 @@ def test_a_deleted_index_is_neither_rebuilt_nor_written_until_it_has_stayed_gone
 
     monkeypatch.setattr(engine.indexing.freshness, "INDEX_SETTLE_S", 0.0)
     assert eventually(lambda: indexed(store) == {"facts/port.md", "facts/new.md"}), lines
+
+
+def test_an_index_made_again_by_a_write_while_it_was_gone_is_caught_up_whole(
+    logged, monkeypatch
+):
+    """A write (``remember``) into a store whose index was just deleted indexes its one memory
+    into a new index: without a catch-up, the rest of the store stayed out of every search."""
+    import engine.indexing.freshness
+
+    monkeypatch.setattr(engine.indexing.freshness, "INDEX_SETTLE_S", 3600.0)
+    store, freshness, lines = logged
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store.index_path}{suffix}").unlink(missing_ok=True)
+    assert index_rounds(freshness, 2)  # the loop has seen it gone
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    index_paths(store, ["facts/new.md"])  # as remember does
+    assert eventually(lambda: indexed(store) == {"facts/port.md", "facts/new.md"}), lines
+    assert any("was made again while it was gone" in line for line in lines), lines
 
 
 def test_a_memsift_folder_deleted_whole_is_not_made_again_and_is_named_once(logged):

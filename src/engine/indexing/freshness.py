@@ -19,7 +19,8 @@ watcher, once it runs, asks for one more catch-up, as it does when it comes back
 
 An ``index.db`` deleted under the watcher is rebuilt whole, once it has stayed gone a moment
 with ``.memsift/`` still there (a store deleted whole loses its index just before its folders,
-and must not be made again under the deletion); until then nothing is written.
+and must not be made again under the deletion); until then nothing is written. One made again
+meanwhile by someone else (a write that indexed its one memory) is caught up with whole.
 
 A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
 edits it: it is logged once, again whenever the file changes and is still broken, and once
@@ -311,16 +312,21 @@ class Freshness:
         (``index.db`` is derived and may go any time): None, nothing (it is there, or lives in
         a team database); ``"rebuild"``, a whole catch-up (indexing only the next changed file
         into a new one would leave the rest of the store out of every search); ``"wait"``,
-        nothing yet, and nothing written either.
+        nothing yet, and nothing written either; ``"catch up"``, a whole catch-up on an index
+        made again by someone else while it was gone (``memsift index``, or a write that
+        indexed its one memory into a new index, which would otherwise stay partial).
 
         It is rebuilt once it has stayed missing for :data:`INDEX_SETTLE_S` with its folder
         ``.memsift/`` still there: a store being deleted whole loses its index a moment before
         that folder and the store's own, and a rebuild then would make them again. A store
         whose ``.memsift/`` is gone (its configuration and state with it) is not made again
         behind its owner's back: the loop waits, and says so once."""
-        if not self.caught_up.is_set() or self.store.index_path.exists():
-            self._index_missing_since, self._told_folder_gone = None, False
+        if not self.caught_up.is_set():
             return None
+        if self.store.index_path.exists():
+            seen_gone = self._index_missing_since is not None
+            self._index_missing_since, self._told_folder_gone = None, False
+            return "catch up" if seen_gone else None
         try:
             if open_backend(self.store).name != "sqlite":
                 return None
@@ -391,6 +397,12 @@ class Freshness:
                 continue
             if loss == "rebuild":
                 self.log(f"the index {self.store.index_path} is gone: rebuilding it")
+                self._catch_up = True
+            elif loss == "catch up":
+                self.log(
+                    f"the index {self.store.index_path} was made again while it was gone: "
+                    "catching up with the whole store"
+                )
                 self._catch_up = True
             if self._catch_up:
                 with self._wake:  # cleared first: a request made during the scan is kept
