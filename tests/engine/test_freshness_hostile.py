@@ -281,6 +281,32 @@ def test_an_index_made_again_by_a_write_while_it_was_gone_is_caught_up_whole(
     assert any("was made again while it was gone" in line for line in lines), lines
 
 
+def test_a_memsift_folder_deleted_between_the_loops_look_and_its_write_is_not_made_again(
+    logged, monkeypatch
+):
+    """``rm -rf`` of a store reaches .memsift/ while the loop, having just seen the index
+    there, indexes a changed file: that write made .memsift/ and a new index again under the
+    deletion (whose last ``rmdir`` then failed: "Directory not empty")."""
+    import engine.indexing.freshness
+
+    store, freshness, lines = logged
+    real = engine.indexing.freshness.index_paths
+    calls: list[str] = []
+
+    def deleted_first(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if not calls:
+            shutil.rmtree(store.state_dir)
+        calls.append("called")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine.indexing.freshness, "index_paths", deleted_first)
+    (store.root / "facts" / "new.md").write_text("New.\n")
+    assert eventually(lambda: any(line.startswith(f"{store.state_dir} is gone") for line in lines))
+    assert index_rounds(freshness, 5)
+    assert not os.path.lexists(store.state_dir), lines
+    assert not any("error while" in line for line in lines), lines
+
+
 def test_a_memsift_folder_deleted_whole_is_not_made_again_and_is_named_once(logged):
     store, freshness, lines = logged
     shutil.rmtree(store.state_dir)
@@ -305,11 +331,11 @@ def test_an_error_that_a_retry_got_past_leaves_the_status(make_store, monkeypatc
     real = engine.indexing.freshness.index_paths
     calls: list[set[str]] = []
 
-    def fails_once(store, keys):  # type: ignore[no-untyped-def]
+    def fails_once(store, keys, **how):  # type: ignore[no-untyped-def]
         calls.append(set(keys))
         if len(calls) == 1:
             raise OSError("database is locked for a moment")
-        return real(store, keys)
+        return real(store, keys, **how)
 
     monkeypatch.setattr(engine.indexing.freshness, "index_paths", fails_once)
     store = make_store({".memsift/config.toml": LEXICAL, "a.md": "A.\n"})

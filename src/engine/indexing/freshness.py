@@ -19,8 +19,9 @@ watcher, once it runs, asks for one more catch-up, as it does when it comes back
 
 An ``index.db`` deleted under the watcher is rebuilt whole, once it has stayed gone a moment
 with ``.memsift/`` still there (a store deleted whole loses its index just before its folders,
-and must not be made again under the deletion); until then nothing is written. One made again
-meanwhile by someone else (a write that indexed its one memory) is caught up with whole.
+and must not be made again under the deletion); until then nothing is written, and a changed
+file is never indexed into a new index. One made again meanwhile by someone else (a write that
+indexed its one memory) is caught up with whole.
 
 A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
 edits it: it is logged once, again whenever the file changes and is still broken, and once
@@ -37,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.backend import open_backend
+from engine.errors import IndexMissing
 from engine.files.config import ConfigError
 from engine.files.store import Store, walk
 from engine.indexing.embedder import make_embedder
@@ -436,7 +438,15 @@ class Freshness:
                 # moved in or out whole: list what it holds, or held, as for any folder.
                 maybe = {key for key in keys if not is_file(self.store.root / key)}
                 keys |= self._inside(folders | maybe)
-                report = index_paths(self.store, keys)
+                # Never into a new index: gone since the look above (a store deleted whole
+                # takes .memsift/ with it), it is for the next round's look to settle.
+                report = index_paths(self.store, keys, create=False)
+            except IndexMissing:
+                with self._wake:
+                    self._pending |= keys
+                    self._folders |= folders
+                self._stop.wait(INDEX_POLL_S)
+                continue
             except Exception as exc:
                 self._failed("indexing changed files", exc)
                 with self._wake:
