@@ -20,8 +20,9 @@ watcher, once it runs, asks for one more catch-up, as it does when it comes back
 An ``index.db`` deleted under the watcher is rebuilt whole, once it has stayed gone a moment
 with ``.memsift/`` still there (a store deleted whole loses its index just before its folders,
 and must not be made again under the deletion); until then nothing is written, and a changed
-file is never indexed into a new index. One made again meanwhile by someone else (a write that
-indexed its one memory) is caught up with whole.
+file is never indexed into a new index. One made again by someone else (a write that indexed
+its one memory into it, whether or not the loop saw the index gone), or moved in from another
+store, is told by its name (``index_id``) and caught up with whole.
 
 A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
 edits it: it is logged once, again whenever the file changes and is still broken, and once
@@ -156,6 +157,9 @@ class Freshness:
         #: Since when (monotonic seconds) the index has been seen missing; None: it is there.
         self._index_missing_since: float | None = None
         self._told_folder_gone = False
+        #: The index.db this watcher keeps: its file signature when last looked at, and its
+        #: name (:func:`engine.sqlite.db.index_id`); None before the first catch-up.
+        self._index_kept: tuple[tuple[int, ...] | None, str | None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -315,8 +319,9 @@ class Freshness:
         a team database); ``"rebuild"``, a whole catch-up (indexing only the next changed file
         into a new one would leave the rest of the store out of every search); ``"wait"``,
         nothing yet, and nothing written either; ``"catch up"``, a whole catch-up on an index
-        made again by someone else while it was gone (``memsift index``, or a write that
-        indexed its one memory into a new index, which would otherwise stay partial).
+        made again by someone else (``memsift index``, or a write that indexed its one memory
+        into a new index, which would otherwise stay partial), whether or not the loop saw it
+        gone, or moved in from another store (:meth:`_index_replaced`).
 
         It is rebuilt once it has stayed missing for :data:`INDEX_SETTLE_S` with its folder
         ``.memsift/`` still there: a store being deleted whole loses its index a moment before
@@ -328,7 +333,7 @@ class Freshness:
         if self.store.index_path.exists():
             seen_gone = self._index_missing_since is not None
             self._index_missing_since, self._told_folder_gone = None, False
-            return "catch up" if seen_gone else None
+            return "catch up" if seen_gone or self._index_replaced() else None
         try:
             if open_backend(self.store).name != "sqlite":
                 return None
@@ -349,6 +354,32 @@ class Freshness:
             return "wait"
         self._index_missing_since = None
         return "rebuild"
+
+    def _index_replaced(self) -> bool:
+        """Whether ``index.db`` is no longer the file this watcher keeps: made again (a write
+        into a missing index, between two of the loop's looks) or moved in from another store.
+        Read only when the file's signature changed (a checkpoint, a rename over it), so an idle
+        loop costs a stat; a file without a name yet (being made right now) is looked at again
+        on the next round."""
+        from engine.sqlite.db import index_id  # an index.db file is SQLite's
+
+        kept = self._index_kept
+        signature = file_signature(self.store.index_path)
+        if kept is None or signature == kept[0]:
+            return False
+        name = index_id(self.store.index_path)
+        if name is None:
+            return False
+        self._index_kept = (signature, name)
+        return kept[1] is not None and name != kept[1]
+
+    def _keep_index(self) -> None:
+        """Remember the index.db a whole catch-up has just brought in step with the store (a
+        team store has none: nothing to remember)."""
+        from engine.sqlite.db import index_id
+
+        path = self.store.index_path
+        self._index_kept = (file_signature(path), index_id(path)) if path.exists() else None
 
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
@@ -402,8 +433,8 @@ class Freshness:
                 self._catch_up = True
             elif loss == "catch up":
                 self.log(
-                    f"the index {self.store.index_path} was made again while it was gone: "
-                    "catching up with the whole store"
+                    f"the index {self.store.index_path} was made again, or replaced, behind "
+                    "the watcher: catching up with the whole store"
                 )
                 self._catch_up = True
             if self._catch_up:
@@ -420,6 +451,7 @@ class Freshness:
                     self._stop.wait(RETRY_S)
                     continue
                 self._works_again("catching up")
+                self._keep_index()
                 self.caught_up.set()
                 hint = " (`memsift index` lists why)" if report.skipped else ""
                 self.log(f"caught up with the store: {describe(report)}{hint}")

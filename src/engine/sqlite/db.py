@@ -41,6 +41,10 @@ BUSY_TIMEOUT_MS = 10_000
 READER_CACHE_KIB = 32_768
 #: The file an index run holds an exclusive flock on (see ``engine.sqlite.indexer.run_lock``).
 LOCK_NAME = "index.lock"
+#: The meta key naming one ``index.db``: random, written when the file is made (or first
+#: upgraded), so one made again after a deletion, or moved in from another store, is told
+#: from the one a watcher kept (its inode number may be the same: file systems reuse them).
+INDEX_ID = "index_id"
 #: How long a reader waits for a first index run to create the schema, and how often it looks.
 SCHEMA_WAIT_SECONDS = BUSY_TIMEOUT_MS / 1000
 SCHEMA_POLL_SECONDS = 0.05
@@ -372,6 +376,25 @@ def install_index_schema(conn: apsw.Connection) -> None:
     if dim is not None and read_meta(conn, VECTORS_VERSION) is None:
         install_vector_triggers(conn, dim)
     write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
+    if read_meta(conn, INDEX_ID) is None:
+        write_meta(conn, INDEX_ID, secrets.token_hex(8))
+
+
+def index_id(path: Path) -> str | None:
+    """The name ``index.db`` at ``path`` was given when it was made (:data:`INDEX_ID`), or None
+    (no such file, no name yet: being made right now, or made before names were given; or
+    unreadable). Never raises: the watcher asks it to tell its index from one made again or
+    moved in behind it, and a busy or damaged file is for its next look."""
+    try:
+        conn = connect(path, readonly=True)
+    except apsw.Error:
+        return None
+    try:
+        return read_meta(conn, INDEX_ID)
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def table_columns(conn: apsw.Connection, table: str) -> set[str]:
