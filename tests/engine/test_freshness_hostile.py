@@ -349,6 +349,21 @@ def test_a_memsift_folder_deleted_whole_is_not_made_again_and_is_named_once(logg
     assert "`memsift index` makes the store again" in folder_lines()[0]
 
 
+def test_a_memsift_folder_deleted_whole_is_named_in_the_status_until_it_is_made_again(logged):
+    """The log is the owner's; an agent reads ``memory_status``, which said nothing was wrong
+    (no error, caught up) while the watcher waited for a store with no .memsift/ at all."""
+    store, freshness, lines = logged
+    shutil.rmtree(store.state_dir)
+
+    def waiting() -> str:
+        return str(freshness.status()["last_error"] or "")
+
+    assert eventually(lambda: f"{store.state_dir} is gone" in waiting()), lines
+    assert "`memsift index` makes the store again" in waiting()
+    index_store(store, embed=False)  # what the status says to do
+    assert eventually(lambda: freshness.status()["last_error"] is None), lines
+
+
 def test_an_error_that_a_retry_got_past_leaves_the_status(make_store, monkeypatch):
     """A one-off failure (a locked database, a file mid-copy) is retried; once the retry
     works, status must not keep reporting the error as if the store were still broken."""

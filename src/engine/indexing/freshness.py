@@ -196,9 +196,18 @@ class Freshness:
             "filling_vectors": self.filling_vectors,
             "last_change": self.last_change,
             # While the folder is gone that is the error, whatever a step that was running
-            # when it went reported after it (an index run cut off by the deletion fails too).
-            "last_error": self._gone_error() or self.last_error,
+            # when it went reported after it (an index run cut off by the deletion fails too);
+            # and so is a .memsift/ gone whole, which the loop waits for someone to make again.
+            "last_error": self._gone_error() or self._state_gone_error() or self.last_error,
         }
+
+    def _state_gone_error(self) -> str | None:
+        if not self._told_folder_gone:
+            return None
+        return (
+            f"{self.store.state_dir} is gone (the index, configuration and state with it): "
+            "indexing waits; `memsift index` makes the store again"
+        )
 
     def _gone_error(self) -> str | None:
         if not self._gone:
@@ -347,10 +356,7 @@ class Freshness:
         if not is_folder(self.store.state_dir):
             if not self._told_folder_gone:
                 self._told_folder_gone = True
-                self.log(
-                    f"{self.store.state_dir} is gone (the index, configuration and state with "
-                    "it): indexing waits; `memsift index` makes the store again"
-                )
+                self.log(str(self._state_gone_error()))
             return "wait"
         self._index_missing_since = None
         return "rebuild"
