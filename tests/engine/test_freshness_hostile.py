@@ -349,6 +349,32 @@ def test_a_memsift_folder_deleted_whole_is_not_made_again_and_is_named_once(logg
     assert "`memsift index` makes the store again" in folder_lines()[0]
 
 
+def test_a_catch_up_cut_off_by_the_memsift_folder_being_deleted_does_not_make_it_again(
+    logged, monkeypatch
+):
+    """``rm -rf .memsift`` while the watcher rebuilds the index: the rebuild fails (SQLite's
+    "disk I/O error" when its -wal goes mid-write), and its retry made .memsift/ again behind
+    the owner's back, with no config.toml: the defaults, an embedding model among them."""
+    import engine.indexing.freshness
+
+    store, freshness, lines = logged
+    real = engine.indexing.freshness.index_store
+    calls: list[str] = []
+
+    def cut_off_once(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append("called")
+        if len(calls) == 1:
+            shutil.rmtree(store.state_dir)
+            raise OSError("disk I/O error")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine.indexing.freshness, "index_store", cut_off_once)
+    store.index_path.unlink()  # rebuilt once it has stayed gone: by cut_off_once
+    assert eventually(lambda: any(line.startswith(f"{store.state_dir} is gone") for line in lines))
+    assert index_rounds(freshness, 5)
+    assert not os.path.lexists(store.state_dir), lines
+
+
 def test_a_memsift_folder_deleted_whole_is_named_in_the_status_until_it_is_made_again(logged):
     """The log is the owner's; an agent reads ``memory_status``, which said nothing was wrong
     (no error, caught up) while the watcher waited for a store with no .memsift/ at all."""

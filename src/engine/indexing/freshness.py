@@ -448,9 +448,16 @@ class Freshness:
                     self._catch_up = False
                     if self.watch and not self._watching.is_set():
                         self._unseen = True
+                had_folder = is_folder(self.store.state_dir)
                 try:
                     report = index_store(self.store, embed=False)
                 except Exception as exc:
+                    cut_off = had_folder and not is_folder(self.store.state_dir)
+                    if cut_off and self.caught_up.is_set():
+                        # Cut off by .memsift/ being deleted (SQLite fails when its -wal
+                        # goes mid-write): a retry would make it again behind its owner's
+                        # back; the index's next look waits for it, and says so once.
+                        continue
                     with self._wake:
                         self._catch_up = True
                     self._failed("catching up", exc)
