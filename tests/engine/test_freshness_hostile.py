@@ -308,6 +308,32 @@ def test_an_index_replaced_by_another_stores_is_caught_up_with_this_store(logged
     assert eventually(lambda: indexed(store) == {"facts/port.md"}), lines
 
 
+def test_an_index_made_again_by_a_write_during_a_rebuild_is_caught_up_whole(logged, monkeypatch):
+    """The index deleted again while the watcher rebuilt it, and a ``remember`` made a new one
+    before the rebuild ended: the rebuild had filled the deleted file, and the new index kept
+    the one memory written."""
+    import engine.indexing.freshness
+
+    store, _, lines = logged
+    real = engine.indexing.freshness.index_store
+    calls: list[str] = []
+
+    def deleted_and_written_during(*args, **kwargs):  # type: ignore[no-untyped-def]
+        report = real(*args, **kwargs)
+        if not calls:
+            calls.append("called")
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{store.index_path}{suffix}").unlink(missing_ok=True)
+            (store.root / "facts" / "new.md").write_text("New.\n")
+            index_paths(store, ["facts/new.md"])  # as remember does
+        return report
+
+    monkeypatch.setattr(engine.indexing.freshness, "index_store", deleted_and_written_during)
+    store.index_path.unlink()  # rebuilt once it has stayed gone: by the wrapper
+    assert eventually(lambda: bool(calls))
+    assert eventually(lambda: indexed(store) == {"facts/port.md", "facts/new.md"}), lines
+
+
 def test_a_memsift_folder_deleted_between_the_loops_look_and_its_write_is_not_made_again(
     logged, monkeypatch
 ):

@@ -379,13 +379,22 @@ class Freshness:
         self._index_kept = (signature, name)
         return kept[1] is not None and name != kept[1]
 
-    def _keep_index(self) -> None:
+    def _keep_index(self) -> bool:
         """Remember the index.db a whole catch-up has just brought in step with the store (a
-        team store has none: nothing to remember)."""
-        from engine.sqlite.db import index_id
+        team store has none: nothing to remember), and say whether it is whole: one that no
+        full run finished (meta ``complete``) was made behind the catch-up, which filled a
+        file deleted meanwhile (a write into the new one indexed only its own memory)."""
+        from engine.sqlite.db import INDEX_ID, index_meta, index_run_in_progress
 
         path = self.store.index_path
-        self._index_kept = (file_signature(path), index_id(path)) if path.exists() else None
+        if not path.exists():
+            self._index_kept = None
+            return True  # gone again, or a team store's: the next look settles it
+        signature = file_signature(path)
+        name, complete = index_meta(path, INDEX_ID, "complete")
+        self._index_kept = (signature, name)
+        # Unreadable: for the next look; a `memsift index` begun since finishes it itself.
+        return name is None or complete == "1" or index_run_in_progress(path.parent)
 
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
@@ -464,7 +473,13 @@ class Freshness:
                     self._stop.wait(RETRY_S)
                     continue
                 self._works_again("catching up")
-                self._keep_index()
+                if not self._keep_index():
+                    self.log(
+                        f"the index {self.store.index_path} was made again during the catch-up: "
+                        "catching up with the whole store"
+                    )
+                    with self._wake:
+                        self._catch_up = True
                 self.caught_up.set()
                 hint = " (`memsift index` lists why)" if report.skipped else ""
                 self.log(f"caught up with the store: {describe(report)}{hint}")

@@ -385,14 +385,20 @@ def index_id(path: Path) -> str | None:
     (no such file, no name yet: being made right now, or made before names were given; or
     unreadable). Never raises: the watcher asks it to tell its index from one made again or
     moved in behind it, and a busy or damaged file is for its next look."""
+    return index_meta(path, INDEX_ID)[0]
+
+
+def index_meta(path: Path, *keys: str) -> tuple[str | None, ...]:
+    """The values of ``keys`` in the meta table of ``index.db`` at ``path`` (None for each when
+    the file is missing or unreadable). Never raises (see :func:`index_id`)."""
     try:
         conn = connect(path, readonly=True)
     except apsw.Error:
-        return None
+        return (None,) * len(keys)
     try:
-        return read_meta(conn, INDEX_ID)
+        return tuple(read_meta(conn, key) for key in keys)
     except apsw.Error:
-        return None
+        return (None,) * len(keys)
     finally:
         conn.close()
 
