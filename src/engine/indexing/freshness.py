@@ -202,6 +202,8 @@ class Freshness:
         }
 
     def _state_gone_error(self) -> str | None:
+        """Why nothing is indexed while ``.memsift/`` is gone, as the log says it once and the
+        status an agent reads says it until the folder is made again."""
         if not self._told_folder_gone:
             return None
         return (
@@ -473,18 +475,19 @@ class Freshness:
                     self._stop.wait(RETRY_S)
                     continue
                 self._works_again("catching up")
-                if not self._keep_index():
+                whole = self._keep_index()
+                self.caught_up.set()
+                hint = " (`memsift index` lists why)" if report.skipped else ""
+                self.log(f"caught up with the store: {describe(report)}{hint}")
+                for line in report.move_lines():
+                    self.log(line)
+                if not whole:
                     self.log(
                         f"the index {self.store.index_path} was made again during the catch-up: "
                         "catching up with the whole store"
                     )
                     with self._wake:
                         self._catch_up = True
-                self.caught_up.set()
-                hint = " (`memsift index` lists why)" if report.skipped else ""
-                self.log(f"caught up with the store: {describe(report)}{hint}")
-                for line in report.move_lines():
-                    self.log(line)
                 self._vectors_wanted.set()
                 continue
             with self._wake:
