@@ -117,8 +117,11 @@ class Backend(Protocol):
         embedder: Embedder | None,
         report: IndexReport,
         preparsed: Preparsed | None,
+        *,
+        create: bool = True,
     ) -> IndexReport:
-        """Exactly ``wanted`` (valid keys, sorted) brought in step with their files."""
+        """Exactly ``wanted`` (valid keys, sorted) brought in step with their files; without
+        ``create``, into an index that exists (else :class:`engine.errors.IndexMissing`)."""
 
     def indexed_under(self, store: Store, prefixes: list[str]) -> set[str]:
         """The indexed keys starting with one of ``prefixes``."""

@@ -19,8 +19,10 @@ watcher, once it runs, asks for one more catch-up, as it does when it comes back
 
 An ``index.db`` deleted under the watcher is rebuilt whole, once it has stayed gone a moment
 with ``.memsift/`` still there (a store deleted whole loses its index just before its folders,
-and must not be made again under the deletion); until then nothing is written. One made again
-meanwhile by someone else (a write that indexed its one memory) is caught up with whole.
+and must not be made again under the deletion); until then nothing is written, and a changed
+file is never indexed into a new index. One made again by someone else (a write that indexed
+its one memory into it, whether or not the loop saw the index gone), or moved in from another
+store, is told by its name (``index_id``) and caught up with whole.
 
 A broken ``.memsift/config.toml`` stops every step, and retrying cannot help until someone
 edits it: it is logged once, again whenever the file changes and is still broken, and once
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.backend import open_backend
+from engine.errors import IndexMissing
 from engine.files.config import ConfigError
 from engine.files.store import Store, walk
 from engine.indexing.embedder import make_embedder
@@ -154,6 +157,9 @@ class Freshness:
         #: Since when (monotonic seconds) the index has been seen missing; None: it is there.
         self._index_missing_since: float | None = None
         self._told_folder_gone = False
+        #: The index.db this watcher keeps: its file signature when last looked at, and its
+        #: name (:func:`engine.sqlite.db.index_id`); None before the first catch-up.
+        self._index_kept: tuple[tuple[int, ...] | None, str | None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -190,9 +196,20 @@ class Freshness:
             "filling_vectors": self.filling_vectors,
             "last_change": self.last_change,
             # While the folder is gone that is the error, whatever a step that was running
-            # when it went reported after it (an index run cut off by the deletion fails too).
-            "last_error": self._gone_error() or self.last_error,
+            # when it went reported after it (an index run cut off by the deletion fails too);
+            # and so is a .memsift/ gone whole, which the loop waits for someone to make again.
+            "last_error": self._gone_error() or self._state_gone_error() or self.last_error,
         }
+
+    def _state_gone_error(self) -> str | None:
+        """Why nothing is indexed while ``.memsift/`` is gone, as the log says it once and the
+        status an agent reads says it until the folder is made again."""
+        if not self._told_folder_gone:
+            return None
+        return (
+            f"{self.store.state_dir} is gone (the index, configuration and state with it): "
+            "indexing waits; `memsift index` makes the store again"
+        )
 
     def _gone_error(self) -> str | None:
         if not self._gone:
@@ -313,8 +330,9 @@ class Freshness:
         a team database); ``"rebuild"``, a whole catch-up (indexing only the next changed file
         into a new one would leave the rest of the store out of every search); ``"wait"``,
         nothing yet, and nothing written either; ``"catch up"``, a whole catch-up on an index
-        made again by someone else while it was gone (``memsift index``, or a write that
-        indexed its one memory into a new index, which would otherwise stay partial).
+        made again by someone else (``memsift index``, or a write that indexed its one memory
+        into a new index, which would otherwise stay partial), whether or not the loop saw it
+        gone, or moved in from another store (:meth:`_index_replaced`).
 
         It is rebuilt once it has stayed missing for :data:`INDEX_SETTLE_S` with its folder
         ``.memsift/`` still there: a store being deleted whole loses its index a moment before
@@ -326,7 +344,7 @@ class Freshness:
         if self.store.index_path.exists():
             seen_gone = self._index_missing_since is not None
             self._index_missing_since, self._told_folder_gone = None, False
-            return "catch up" if seen_gone else None
+            return "catch up" if seen_gone or self._index_replaced() else None
         try:
             if open_backend(self.store).name != "sqlite":
                 return None
@@ -340,13 +358,45 @@ class Freshness:
         if not is_folder(self.store.state_dir):
             if not self._told_folder_gone:
                 self._told_folder_gone = True
-                self.log(
-                    f"{self.store.state_dir} is gone (the index, configuration and state with "
-                    "it): indexing waits; `memsift index` makes the store again"
-                )
+                self.log(str(self._state_gone_error()))
             return "wait"
         self._index_missing_since = None
         return "rebuild"
+
+    def _index_replaced(self) -> bool:
+        """Whether ``index.db`` is no longer the file this watcher keeps: made again (a write
+        into a missing index, between two of the loop's looks) or moved in from another store.
+        Read only when the file's signature changed (a checkpoint, a rename over it), so an idle
+        loop costs a stat; a file without a name yet (being made right now) is looked at again
+        on the next round."""
+        from engine.sqlite.db import index_id  # an index.db file is SQLite's
+
+        kept = self._index_kept
+        signature = file_signature(self.store.index_path)
+        if kept is None or signature == kept[0]:
+            return False
+        name = index_id(self.store.index_path)
+        if name is None:
+            return False
+        self._index_kept = (signature, name)
+        return kept[1] is not None and name != kept[1]
+
+    def _keep_index(self) -> bool:
+        """Remember the index.db a whole catch-up has just brought in step with the store (a
+        team store has none: nothing to remember), and say whether it is whole: one that no
+        full run finished (meta ``complete``) was made behind the catch-up, which filled a
+        file deleted meanwhile (a write into the new one indexed only its own memory)."""
+        from engine.sqlite.db import INDEX_ID, index_meta, index_run_in_progress
+
+        path = self.store.index_path
+        if not path.exists():
+            self._index_kept = None
+            return True  # gone again, or a team store's: the next look settles it
+        signature = file_signature(path)
+        name, complete = index_meta(path, INDEX_ID, "complete")
+        self._index_kept = (signature, name)
+        # Unreadable: for the next look; a `memsift index` begun since finishes it itself.
+        return name is None or complete == "1" or index_run_in_progress(path.parent)
 
     def _relative(self, path: str) -> str | None:
         """The store-relative form of a path outside hidden folders, else None."""
@@ -400,8 +450,8 @@ class Freshness:
                 self._catch_up = True
             elif loss == "catch up":
                 self.log(
-                    f"the index {self.store.index_path} was made again while it was gone: "
-                    "catching up with the whole store"
+                    f"the index {self.store.index_path} was made again, or replaced, behind "
+                    "the watcher: catching up with the whole store"
                 )
                 self._catch_up = True
             if self._catch_up:
@@ -409,20 +459,35 @@ class Freshness:
                     self._catch_up = False
                     if self.watch and not self._watching.is_set():
                         self._unseen = True
+                had_folder = is_folder(self.store.state_dir)
                 try:
                     report = index_store(self.store, embed=False)
                 except Exception as exc:
+                    cut_off = had_folder and not is_folder(self.store.state_dir)
+                    if cut_off and self.caught_up.is_set():
+                        # Cut off by .memsift/ being deleted (SQLite fails when its -wal
+                        # goes mid-write): a retry would make it again behind its owner's
+                        # back; the index's next look waits for it, and says so once.
+                        continue
                     with self._wake:
                         self._catch_up = True
                     self._failed("catching up", exc)
                     self._stop.wait(RETRY_S)
                     continue
                 self._works_again("catching up")
+                whole = self._keep_index()
                 self.caught_up.set()
                 hint = " (`memsift index` lists why)" if report.skipped else ""
                 self.log(f"caught up with the store: {describe(report)}{hint}")
                 for line in report.move_lines():
                     self.log(line)
+                if not whole:
+                    self.log(
+                        f"the index {self.store.index_path} was made again during the catch-up: "
+                        "catching up with the whole store"
+                    )
+                    with self._wake:
+                        self._catch_up = True
                 self._vectors_wanted.set()
                 continue
             with self._wake:
@@ -436,7 +501,15 @@ class Freshness:
                 # moved in or out whole: list what it holds, or held, as for any folder.
                 maybe = {key for key in keys if not is_file(self.store.root / key)}
                 keys |= self._inside(folders | maybe)
-                report = index_paths(self.store, keys)
+                # Never into a new index: gone since the look above (a store deleted whole
+                # takes .memsift/ with it), it is for the next round's look to settle.
+                report = index_paths(self.store, keys, create=False)
+            except IndexMissing:
+                with self._wake:
+                    self._pending |= keys
+                    self._folders |= folders
+                self._stop.wait(INDEX_POLL_S)
+                continue
             except Exception as exc:
                 self._failed("indexing changed files", exc)
                 with self._wake:

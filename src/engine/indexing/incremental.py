@@ -29,19 +29,24 @@ def index_paths(
     *,
     embedder: Embedder | None = None,
     preparsed: Preparsed | None = None,
+    create: bool = True,
 ) -> IndexReport:
     """Bring the index rows of exactly ``keys`` in step with their files, and return what changed.
 
     With ``embedder``, the chunks of the files written get their vectors before this returns
     (when the index's vectors are of the same model; otherwise they are left to a full run,
     which switches models cleanly). A file the caller has just parsed (``preparsed``, checked
-    against the bytes read) is not parsed again.
+    against the bytes read) is not parsed again. ``create=False`` (a watcher) writes only into
+    an index that exists, and raises :class:`engine.errors.IndexMissing` rather than make one
+    (with ``.memsift/``) under a deletion, or one holding only ``keys``.
     """
     wanted = wanted_keys(store, keys)
     report = IndexReport()
     if not wanted:
         return report
-    return open_backend(store).index_keys(store, wanted, embedder, report, preparsed)
+    return open_backend(store).index_keys(
+        store, wanted, embedder, report, preparsed, create=create
+    )
 
 
 def indexed_under(store: Store, folders: Iterable[str]) -> set[str]:

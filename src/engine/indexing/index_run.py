@@ -196,4 +196,6 @@ def scan_keys(
     for batch in batched(changed, WRITE_BATCH):
         report.took(writer.write_files(batch))
     gone = sorted(set(known) - seen)
-    return known, touched, gone, set(gone) - {c.key for c in candidates}
+    # Not found on disk: not listed, or listed and deleted before the scan read it.
+    skipped = {key for key, _ in report.skipped}
+    return known, touched, gone, set(gone) - skipped

@@ -358,14 +358,18 @@ def scan(
     mtime (so the next run skips it on stat alone) without being parsed or re-embedded. A file
     whose bytes are those of a ``preparsed`` entry is not parsed again. A file changed too
     recently before its read to be trusted by size and mtime (:func:`settled`) is recorded so
-    that the next scan hashes it (:func:`recorded_size`)."""
+    that the next scan hashes it (:func:`recorded_size`). A file deleted since it was listed
+    (``rm -rf`` under a watcher) is neither seen nor skipped: it is gone, as if never listed."""
     for number, candidate in enumerate(candidates, 1):
         if progress and (number % 25 == 0 or number == len(candidates)):
             progress("scan", number, len(candidates))
         if candidate.skip:
             report.skipped.append((candidate.key, candidate.skip))
             continue
-        info = candidate.info or candidate.path.lstat()
+        try:
+            info = candidate.info or candidate.path.lstat()
+        except FileNotFoundError:
+            continue
         if info.st_size > max_bytes:
             report.skipped.append((candidate.key, over_limit(info.st_size, max_bytes)))
             continue
@@ -378,7 +382,8 @@ def scan(
         try:
             data, info = read_regular(candidate.path, max_bytes)
         except Unreadable as exc:
-            report.skipped.append((candidate.key, exc.reason))
+            if os.path.lexists(candidate.path):
+                report.skipped.append((candidate.key, exc.reason))
             continue
         trusted = settled(info.st_mtime_ns, read_at)
         digest = content_digest(data)

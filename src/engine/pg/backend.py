@@ -46,7 +46,11 @@ class PgBackend:
         embedder: Embedder | None,
         report: IndexReport,
         preparsed: Preparsed | None,
+        *,
+        create: bool = True,
     ) -> IndexReport:
+        # The index lives in the database, not in a folder a deletion could be emptying: a
+        # missing schema gets its full first run either way.
         return incremental.index_keys(store, self.target, wanted, embedder, report, preparsed)
 
     def indexed_under(self, store: Store, prefixes: list[str]) -> set[str]:

@@ -40,8 +40,10 @@ class SqliteBackend:
         embedder: Embedder | None,
         report: IndexReport,
         preparsed: Preparsed | None,
+        *,
+        create: bool = True,
     ) -> IndexReport:
-        return incremental.index_keys(store, wanted, embedder, report, preparsed)
+        return incremental.index_keys(store, wanted, embedder, report, preparsed, create=create)
 
     def indexed_under(self, store: Store, prefixes: list[str]) -> set[str]:
         return incremental.indexed_under(store, prefixes)

@@ -41,6 +41,10 @@ BUSY_TIMEOUT_MS = 10_000
 READER_CACHE_KIB = 32_768
 #: The file an index run holds an exclusive flock on (see ``engine.sqlite.indexer.run_lock``).
 LOCK_NAME = "index.lock"
+#: The meta key naming one ``index.db``: random, written when the file is made (or first
+#: upgraded), so one made again after a deletion, or moved in from another store, is told
+#: from the one a watcher kept (its inode number may be the same: file systems reuse them).
+INDEX_ID = "index_id"
 #: How long a reader waits for a first index run to create the schema, and how often it looks.
 SCHEMA_WAIT_SECONDS = BUSY_TIMEOUT_MS / 1000
 SCHEMA_POLL_SECONDS = 0.05
@@ -134,20 +138,20 @@ CREATE TABLE IF NOT EXISTS access(
 
 
 def connect(
-    path: Path | str, *, readonly: bool = False, immutable: bool = False
+    path: Path | str, *, readonly: bool = False, immutable: bool = False, create: bool = True
 ) -> apsw.Connection:
     """An apsw connection with sqlite-vec loaded, WAL, a busy timeout and foreign keys on.
 
     ``immutable`` (read-only too) tells SQLite the file cannot change, so it needs no lock and
     no ``-shm`` beside it: the only way to read a WAL-mode database in a folder nobody may
-    write to.
+    write to. ``create=False`` opens an existing file to write, and fails (CantOpenError) if
+    it is gone rather than make a new, empty one.
     """
     flags = apsw.SQLITE_OPEN_URI
-    flags |= (
-        apsw.SQLITE_OPEN_READONLY
-        if readonly or immutable
-        else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
-    )
+    if readonly or immutable:
+        flags |= apsw.SQLITE_OPEN_READONLY
+    else:
+        flags |= apsw.SQLITE_OPEN_READWRITE | (apsw.SQLITE_OPEN_CREATE if create else 0)
     name = Path(path).absolute().as_uri() + "?mode=ro&immutable=1" if immutable else str(path)
     conn = apsw.Connection(name, flags=flags)
     conn.set_busy_timeout(BUSY_TIMEOUT_MS)
@@ -323,16 +327,24 @@ def index_run_in_progress(state_dir: Path) -> bool:
 def open_index(path: Path, *, create: bool = False) -> apsw.Connection:
     """Open ``index.db`` to write it; with ``create`` make it (and rebuild it if its schema is
     outdated). Searches and other readers use :func:`open_index_reader`."""
+    missing = IndexMissing(f"{path}: no index yet; run `memsift index` in the store first")
     if not create and not path.exists():
-        raise IndexMissing(f"{path}: no index yet; run `memsift index` in the store first")
+        raise missing
     require_writable(Database.INDEX, path)
     with guarded(Database.INDEX, path):
+        if not create:
+            # Nothing made, not even .memsift/: an index deleted since the look above (a store
+            # deleted whole, rm -rf) stays gone, and so does the folder being deleted with it.
+            try:
+                return connect(path, create=False)
+            except apsw.CantOpenError:
+                if path.exists():
+                    raise
+                raise missing from None
         # .memsift/ only: a store folder deleted meanwhile (rm -rf) must stay gone, not be
         # made again around a new database by a watcher that was still writing.
         path.parent.mkdir(exist_ok=True)
         conn = connect(path)
-        if not create:
-            return conn
         version = read_meta(conn, "schema_version")
         if version not in (None, "2", "3", INDEX_SCHEMA_VERSION):
             # The index is derived: an old layout is dropped and rebuilt, never migrated.
@@ -364,6 +376,31 @@ def install_index_schema(conn: apsw.Connection) -> None:
     if dim is not None and read_meta(conn, VECTORS_VERSION) is None:
         install_vector_triggers(conn, dim)
     write_meta(conn, "schema_version", INDEX_SCHEMA_VERSION)
+    if read_meta(conn, INDEX_ID) is None:
+        write_meta(conn, INDEX_ID, secrets.token_hex(8))
+
+
+def index_id(path: Path) -> str | None:
+    """The name ``index.db`` at ``path`` was given when it was made (:data:`INDEX_ID`), or None
+    (no such file, no name yet: being made right now, or made before names were given; or
+    unreadable). Never raises: the watcher asks it to tell its index from one made again or
+    moved in behind it, and a busy or damaged file is for its next look."""
+    return index_meta(path, INDEX_ID)[0]
+
+
+def index_meta(path: Path, *keys: str) -> tuple[str | None, ...]:
+    """The values of ``keys`` in the meta table of ``index.db`` at ``path`` (None for each when
+    the file is missing or unreadable). Never raises (see :func:`index_id`)."""
+    try:
+        conn = connect(path, readonly=True)
+    except apsw.Error:
+        return (None,) * len(keys)
+    try:
+        return tuple(read_meta(conn, key) for key in keys)
+    except apsw.Error:
+        return (None,) * len(keys)
+    finally:
+        conn.close()
 
 
 def table_columns(conn: apsw.Connection, table: str) -> set[str]:

@@ -59,9 +59,11 @@ def index_keys(
     embedder: Embedder | None,
     report: IndexReport,
     preparsed: Preparsed | None = None,
+    *,
+    create: bool = True,
 ) -> IndexReport:
     """:func:`engine.indexing.incremental.index_paths` on SQLite, for keys already checked."""
-    conn = open_for_writing(store)
+    conn = open_for_writing(store, create=create)
     try:
         writer = SqliteIndexWriter(conn, store)
         replaced = indexdb.chunk_hashes_of(conn, wanted)  # what the rows held before
@@ -108,14 +110,15 @@ def indexed_under(store: Store, prefixes: list[str]) -> set[str]:
         conn.close()
 
 
-def open_for_writing(store: Store) -> apsw.Connection:
-    """The index, made if missing. An existing index of the current layout is opened without
-    re-running its schema script: that script reads before it writes, which fails at once with
-    "database is locked" when another process commits in between (see :func:`immediate`)."""
+def open_for_writing(store: Store, *, create: bool = True) -> apsw.Connection:
+    """The index, made if missing (with ``create``; else :class:`IndexMissing`). An existing
+    index of the current layout is opened without re-running its schema script: that script
+    reads before it writes, which fails at once with "database is locked" when another process
+    commits in between (see :func:`immediate`)."""
     if not store.root.is_dir():  # making the index would make the deleted folder again
         raise StoreError(f"{store.root}: the store folder is gone")
-    if store.index_path.exists():
-        conn = open_index(store.index_path)
+    if store.index_path.exists() or not create:
+        conn = open_index(store.index_path)  # IndexMissing if gone: nothing is made
         if read_meta(conn, "schema_version") == INDEX_SCHEMA_VERSION:
             return conn
         conn.close()

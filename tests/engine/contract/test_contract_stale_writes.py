@@ -20,7 +20,7 @@ import pytest
 
 from backends import Backend, memory
 from engine.agents.write import forget
-from engine.indexing import pipeline
+from engine.indexing import index_run, pipeline
 from engine.indexing.incremental import index_paths
 from engine.indexing.indexer import index_store
 from engine.status import store_status
@@ -268,3 +268,58 @@ def test_a_file_behind_a_folder_now_a_link_loses_its_row(backend, backend_store,
     assert report.removed == ["notes/m.md"]
     assert backend.rows(store, "SELECT path FROM files WHERE path = 'notes/m.md'") == []
     assert store_status(store)["changes"]["removed"] == 0
+
+
+def test_a_file_deleted_after_it_was_listed_and_before_its_stat_leaves_the_index(
+    backend, backend_store, monkeypatch
+):
+    """``rm -rf`` of a folder while a watcher indexes the files it saw change: a file listed,
+    then deleted before the scan looked at it, failed the whole batch (FileNotFoundError, an
+    error line, the status saying so, and nothing indexed until the retry)."""
+    store = backend_store(
+        {
+            "a.md": memory("A", "Alpha."),
+            "b.md": memory("B", "Bravo."),
+            ".memsift/config.toml": LEXICAL,
+        }
+    )
+    index_store(store, embed=False)
+    (store.root / "b.md").write_text(memory("B", "Bravo, edited."))
+    real = index_run.key_candidates
+
+    def listed_then_deleted(store, wanted):  # type: ignore[no-untyped-def]
+        candidates = real(store, wanted)
+        (store.root / "a.md").unlink()
+        return candidates
+
+    monkeypatch.setattr(index_run, "key_candidates", listed_then_deleted)
+
+    report = index_paths(store, ["a.md", "b.md"])
+
+    assert report.removed == ["a.md"] and not report.skipped
+    assert backend.rows(store, "SELECT path FROM files") == [("b.md",)]
+    assert row(backend, store, "b.md")[0] == file_hash(store, "b.md")
+
+
+@pytest.mark.parametrize("run", ["full", "incremental"])
+def test_a_file_deleted_just_before_its_read_is_gone_not_skipped(
+    backend, backend_store, monkeypatch, run
+):
+    """A file deleted between the scan's stat and its read was reported as skipped ("cannot
+    read: No such file or directory"), a line telling its owner to fix a file that is simply
+    gone."""
+    store = backend_store({"m.md": memory("M", "Mike."), ".memsift/config.toml": LEXICAL})
+    index_store(store, embed=False)
+    (store.root / "m.md").write_text(memory("M", "Mike, edited."))
+    real = pipeline.read_regular
+
+    def deleted_first(path, max_bytes):  # type: ignore[no-untyped-def]
+        path.unlink(missing_ok=True)
+        return real(path, max_bytes)
+
+    monkeypatch.setattr(pipeline, "read_regular", deleted_first)
+
+    report = reindex(store, run)
+
+    assert report.removed == ["m.md"] and not report.skipped
+    assert backend.rows(store, "SELECT path FROM files") == []
