@@ -1044,5 +1044,6 @@ def ascii_but_ellipses(text: str) -> bool:
     fifteenth of a search at 2,000 memories)."""
     return text.isascii() or text.replace(ELLIPSIS, "").isascii()
 
+
 #: The rest of a word from where a stem starts (it matches at any position, if only "").
 WORD_TAIL = re.compile(r"\w*")
